@@ -1,0 +1,172 @@
+"""A small SQLite connection wrapper that can load sqlite-vec.
+
+The stdlib ``sqlite3`` of many Pythons (this machine's included) is built
+without extension loading, so memdeck prefers ``apsw``; ``pysqlite3`` and the
+stdlib are fallbacks. Whatever runs is reported in status (``binding``,
+``sqlite_version``), and a missing extension degrades search instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Row = tuple[Any, ...]
+
+
+class DatabaseError(RuntimeError):
+    """Any SQLite failure, binding-independent."""
+
+
+class CorruptIndexError(DatabaseError):
+    """The index file is not a usable SQLite database (it can be rebuilt)."""
+
+
+class BusyIndexError(DatabaseError):
+    """Another process held a lock longer than the busy timeout."""
+
+
+@dataclass(frozen=True)
+class VecStatus:
+    loaded: bool
+    version: str | None = None
+    reason: str | None = None  # why it is not loaded
+
+
+def _open_apsw(path: str, timeout_ms: int) -> tuple[Any, str, str, type[BaseException]]:
+    import apsw
+
+    conn = apsw.Connection(path)
+    conn.setbusytimeout(timeout_ms)
+    return conn, "apsw " + apsw.apsw_version(), apsw.sqlite_lib_version(), apsw.Error
+
+
+def _open_dbapi(module_name: str, path: str, timeout_ms: int):
+    module = __import__(module_name, fromlist=["dbapi2"])
+    conn = module.connect(
+        path, timeout=timeout_ms / 1000, isolation_level=None, check_same_thread=False
+    )
+    return conn, module_name, module.sqlite_version, module.Error
+
+
+_OPENERS = (
+    ("apsw", lambda p, t: _open_apsw(p, t)),
+    ("pysqlite3", lambda p, t: _open_dbapi("pysqlite3.dbapi2", p, t)),
+    ("sqlite3", lambda p, t: _open_dbapi("sqlite3", p, t)),
+)
+
+
+def _classify(exc: BaseException) -> DatabaseError:
+    text = str(exc)
+    name = type(exc).__name__
+    lowered = text.lower()
+    if (
+        name in {"CorruptError", "NotADBError"}
+        or "not a database" in lowered
+        or ("malformed" in lowered)
+    ):
+        return CorruptIndexError(text or name)
+    if name in {"BusyError", "LockedError"} or "database is locked" in lowered:
+        return BusyIndexError(text or name)
+    return DatabaseError(f"{name}: {text}")
+
+
+class Database:
+    """One connection, serialised by a lock so threads can share it safely."""
+
+    def __init__(self, path: Path | str, *, timeout_ms: int = 5000, binding: str | None = None):
+        self.path = str(path)
+        self._lock = threading.RLock()
+        last: BaseException | None = None
+        for name, opener in _OPENERS:
+            if binding and name != binding:
+                continue
+            try:
+                self._conn, self.binding, self.sqlite_version, self._error = opener(
+                    self.path, timeout_ms
+                )
+                break
+            except ImportError as exc:
+                last = exc
+            except Exception as exc:
+                raise _classify(exc) from exc
+        else:
+            raise DatabaseError(f"no SQLite binding available: {last}")
+        self._is_apsw = self.binding.startswith("apsw")
+        self.vec = VecStatus(False, reason="not requested")
+
+    # -- basic access -------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Row]:
+        with self._lock:
+            try:
+                cur = self._conn.execute(sql, params)
+                return list(cur) if self._is_apsw else cur.fetchall()
+            except self._error as exc:
+                raise _classify(exc) from exc
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._lock:
+            try:
+                self._conn.executemany(sql, rows)
+            except self._error as exc:
+                raise _classify(exc) from exc
+
+    def scalar(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self.execute(sql, params)
+        return rows[0][0] if rows else None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Database]:
+        """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
+        with self._lock:
+            self.execute("BEGIN IMMEDIATE")
+            try:
+                yield self
+            except BaseException:
+                with contextlib.suppress(DatabaseError):
+                    self.execute("ROLLBACK")
+                raise
+            else:
+                self.execute("COMMIT")
+
+    # -- extensions ---------------------------------------------------------
+    def load_sqlite_vec(self, extension_path: str | None = None) -> VecStatus:
+        """Load sqlite-vec; never raises, records why it could not load."""
+        try:
+            if extension_path is None:
+                import sqlite_vec
+
+                extension_path = sqlite_vec.loadable_path()
+            with self._lock:
+                self._conn.enable_load_extension(True)
+                self._conn.load_extension(extension_path)
+                self._conn.enable_load_extension(False)
+            version = self.scalar("select vec_version()")
+            self.vec = VecStatus(True, version=str(version))
+        except ImportError:
+            self.vec = VecStatus(False, reason="sqlite-vec package not installed")
+        except AttributeError:
+            self.vec = VecStatus(
+                False, reason=f"{self.binding} cannot load extensions (built without it)"
+            )
+        except Exception as exc:
+            self.vec = VecStatus(False, reason=f"sqlite-vec failed to load: {exc}")
+        return self.vec
+
+    def has_fts5(self) -> bool:
+        try:
+            self.execute("create virtual table temp.__fts5_probe using fts5(x)")
+            self.execute("drop table temp.__fts5_probe")
+            return True
+        except DatabaseError:
+            return False
+
+    def close(self) -> None:
+        # closing twice or after corruption is harmless
+        with self._lock, contextlib.suppress(Exception):
+            self._conn.close()

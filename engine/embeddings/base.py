@@ -1,0 +1,83 @@
+"""The embedding provider protocol every provider implements.
+
+Vectors leave a provider as float32 numpy arrays that are NaN-free and
+L2-normalised (``normalize_rows``), so the store and the search pipeline can
+treat the dot product as cosine similarity without re-checking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+class ProviderError(RuntimeError):
+    """An embedding request failed. ``retryable`` is False for auth/config errors."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+@dataclass(frozen=True)
+class EmbedProgress:
+    """Progress of one ``embed_documents`` call (items are texts)."""
+
+    items_done: int
+    items_total: int
+    requests: int = 0
+    retries: int = 0
+
+
+ProgressCallback = Callable[[EmbedProgress], None]
+
+
+@runtime_checkable
+class EmbeddingProvider(Protocol):
+    """What the index and the search pipeline need from an embedder."""
+
+    #: provider id as written in config: "local", "openai", "gemini", ...
+    id: str
+    #: model name (or GGUF path for local)
+    model: str
+
+    @property
+    def dims(self) -> int:
+        """Vector dimension; may load the model on first access."""
+        ...
+
+    def fingerprint(self) -> dict[str, object]:
+        """What identifies this embedder's vector space: provider, model, provider_key
+        (endpoint or a hash of endpoint+headers, never the API key itself)."""
+        ...
+
+    def describe(self) -> dict[str, object]:
+        """Human-facing status: provider, model, endpoint (key redacted), dims."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One normalised float32 vector of shape (dims,)."""
+        ...
+
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        """Normalised float32 matrix of shape (len(texts), dims), same order as texts."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """Replace NaN/inf with 0 and L2-normalise each row (zero rows stay zero)."""
+    arr = np.asarray(vectors, dtype=np.float32)
+    if arr.ndim == 1:
+        return normalize_rows(arr[None, :])[0]
+    arr = np.nan_to_num(arr, nan=0.0, posinf=0.0, neginf=0.0)
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (arr / norms).astype(np.float32, copy=False)

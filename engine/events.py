@@ -1,0 +1,99 @@
+"""Plain dataclass events the engine publishes and any client may consume.
+
+Workers call ``EventBus.publish`` from any thread; subscribers are called on
+that thread and must hand the event over to their own loop (the TUI wraps them
+in Textual messages; the CLI draws a progress bar).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SyncStarted:
+    reason: str  # "start", "watch", "search", "interval", "manual", "reindex"
+    full: bool
+    at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class SyncProgress:
+    phase: str  # "scan", "chunk", "embed", "write", "swap"
+    files_done: int
+    files_total: int
+    chunks_embedded: int = 0
+    chunks_total: int = 0
+    cache_hits: int = 0
+    rate: float = 0.0  # chunks per second while embedding
+    eta_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class SyncDone:
+    reason: str
+    full: bool
+    files_indexed: int
+    files_removed: int
+    chunks_embedded: int
+    cache_hits: int
+    duration: float
+    errors: tuple[str, ...] = ()
+    at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class SyncFailed:
+    reason: str
+    error: str
+    at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class FileError:
+    path: str
+    error: str
+
+
+@dataclass(frozen=True)
+class SearchTimed:
+    query: str
+    mode: str
+    duration_ms: float
+
+
+Event = SyncStarted | SyncProgress | SyncDone | SyncFailed | FileError | SearchTimed
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    """Thread-safe fan-out of events to subscribers; a failing subscriber is dropped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(fn)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if fn in self._subscribers:
+                    self._subscribers.remove(fn)
+
+        return unsubscribe
+
+    def publish(self, event: Event) -> None:
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for fn in subscribers:
+            try:
+                fn(event)
+            except Exception:
+                with self._lock:
+                    if fn in self._subscribers:
+                        self._subscribers.remove(fn)

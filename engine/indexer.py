@@ -1,0 +1,369 @@
+"""Keeping the index in step with the files: incremental sync and full reindex.
+
+Incremental sync skips files whose content hash is unchanged, removes rows of
+vanished files and embeds only chunks whose text hash is not in the cache.
+Embeddings go into the cache batch by batch, so a killed sync loses at most one
+batch of work. A full reindex (fingerprint change or ``--force``) builds a new
+file beside the index and swaps it in with ``os.replace``: searches keep using
+the old index until then, and a kill at any moment leaves a usable index.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.chunking import chunk_markdown
+from engine.embeddings.base import EmbeddingProvider, ProviderError
+from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStarted
+from engine.settings import MemorySearchSettings
+from engine.store import SCHEMA_VERSION, NewChunk, Store
+from engine.workspace import MAX_INDEX_BYTES, UnreadableFile, Workspace, decode_text, sha256_bytes
+
+EMBED_BATCH = 32
+TMP_MARKER = ".reindex-"
+
+
+class SyncCancelled(RuntimeError):
+    """The sync was cancelled; what was written so far is consistent."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to index. Sessions (transcripts) plug in with their own ``read``."""
+
+    rel: str
+    abs: Path
+    source: str
+    size: int
+    mtime: float
+    #: bytes → indexable text, or (text, line_map) where line_map[i] is the source
+    #: line of text line i+1 (transcripts map flattened lines back to JSONL lines)
+    read: Callable[[bytes], str | tuple[str, list[int]]] | None = None
+
+
+@dataclass
+class SyncStats:
+    files_total: int = 0
+    files_indexed: int = 0
+    files_removed: int = 0
+    chunks_embedded: int = 0
+    cache_hits: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def index_fingerprint(ms: MemorySearchSettings, provider: EmbeddingProvider | None) -> dict:
+    """What the index's contents depend on; any change forces a full reindex."""
+    fp: dict[str, object] = {
+        "schema": SCHEMA_VERSION,
+        "sources": sorted(ms.sources) if ms.session_memory else ["memory"],
+        "extra_paths": sorted(ms.extra_paths),
+        "multimodal": [ms.multimodal.enabled, sorted(ms.multimodal.modalities)]
+        if ms.multimodal.enabled
+        else False,
+        "chunk_tokens": ms.chunking.tokens,
+        "chunk_overlap": ms.chunking.overlap,
+        "fts_tokenizer": ms.store.fts_tokenizer,
+    }
+    if provider is None:
+        fp.update(provider="none", model=None, provider_key=None, dims=None)
+    else:
+        fp.update(provider.fingerprint())
+        fp["dims"] = provider.dims
+    return fp
+
+
+def memory_source_files(workspace: Workspace) -> list[SourceFile]:
+    return [SourceFile(f.rel, f.abs, "memory", f.size, f.mtime) for f in workspace.list_files()]
+
+
+class Indexer:
+    """Writes one ``Store`` from a list of source files."""
+
+    def __init__(
+        self,
+        store: Store,
+        provider: EmbeddingProvider | None,
+        ms: MemorySearchSettings,
+        bus: EventBus | None = None,
+        cancel: threading.Event | None = None,
+    ):
+        self.store = store
+        self.provider = provider
+        self.ms = ms
+        self.bus = bus or EventBus()
+        self.cancel = cancel or threading.Event()
+
+    def sync(
+        self, files: Sequence[SourceFile], *, reason: str = "manual", full: bool = False
+    ) -> SyncDone:
+        started = time.perf_counter()
+        self.bus.publish(SyncStarted(reason=reason, full=full))
+        stats = SyncStats(files_total=len(files))
+        known = self.store.files()
+        on_disk = {f.rel for f in files}
+        vanished = [p for p in known if p not in on_disk]
+        if vanished:
+            stats.files_removed = self.store.remove_files(vanished)
+
+        changed: list[tuple[SourceFile, bytes]] = []
+        for f in files:
+            rec = known.get(f.rel)
+            if rec and rec.error is None and rec.size == f.size and rec.mtime == f.mtime:
+                continue  # unchanged by metadata; the hash check below catches touch-only edits
+            try:
+                data = f.abs.read_bytes()
+            except OSError as exc:
+                self._error(stats, f.rel, f"cannot read: {exc.strerror or exc}")
+                continue
+            if rec and rec.error is None and rec.hash == sha256_bytes(data):
+                self.store.replace_file_meta(f.rel, f.mtime, f.size)
+                continue
+            changed.append((f, data))
+        self._progress("scan", 0, len(changed), stats)
+
+        pending: list[tuple[SourceFile, str, list[NewChunk], str | None]] = []
+        pending_chunks = 0
+        for done, (f, data) in enumerate(changed, start=1):
+            self._check_cancel()
+            prepared = self._prepare(f, data, stats)
+            if prepared is None:
+                continue
+            pending.append(prepared)
+            pending_chunks += len(prepared[2])
+            if pending_chunks >= EMBED_BATCH * 4:
+                self._flush(pending, stats, done, len(changed))
+                pending, pending_chunks = [], 0
+        if pending:
+            self._flush(pending, stats, len(changed), len(changed))
+        if self.ms.cache.enabled:
+            self.store.cache_prune(self.ms.cache.max_entries)
+        done_event = SyncDone(
+            reason=reason,
+            full=full,
+            files_indexed=stats.files_indexed,
+            files_removed=stats.files_removed,
+            chunks_embedded=stats.chunks_embedded,
+            cache_hits=stats.cache_hits,
+            duration=time.perf_counter() - started,
+            errors=tuple(stats.errors),
+        )
+        self.bus.publish(done_event)
+        return done_event
+
+    # -- steps ---------------------------------------------------------------
+    def _prepare(
+        self, f: SourceFile, data: bytes, stats: SyncStats
+    ) -> tuple[SourceFile, str, list[NewChunk], str | None] | None:
+        file_hash = sha256_bytes(data)
+        problem: str | None = None
+        try:
+            if len(data) > MAX_INDEX_BYTES:
+                raise UnreadableFile(
+                    f"{f.rel}: {len(data) / 1e6:.1f} MB is over the {MAX_INDEX_BYTES // 2**20} MiB"
+                    " indexing limit; not indexed"
+                )
+            line_map: list[int] | None = None
+            if f.read is not None:
+                produced = f.read(data)
+                text, line_map = produced if isinstance(produced, tuple) else (produced, None)
+            else:
+                text, problem = decode_text(data, f.rel)
+        except (UnreadableFile, ValueError) as exc:
+            self._error(stats, f.rel, str(exc))
+            self.store.replace_file(
+                path=f.rel,
+                source=f.source,
+                file_hash=file_hash,
+                mtime=f.mtime,
+                size=f.size,
+                model=self._model(),
+                chunks=[],
+                error=str(exc),
+            )
+            return None
+        if problem:
+            self._error(stats, f.rel, problem)
+
+        def src(line: int) -> int:
+            return line_map[min(line, len(line_map)) - 1] if line_map else line
+
+        chunks = [
+            NewChunk(src(c.start_line), src(c.end_line), c.hash, c.text, None)
+            for c in chunk_markdown(text, self.ms.chunking.tokens, self.ms.chunking.overlap)
+        ]
+        return f, file_hash, chunks, None
+
+    def _flush(
+        self,
+        pending: list[tuple[SourceFile, str, list[NewChunk], str | None]],
+        stats: SyncStats,
+        files_done: int,
+        files_total: int,
+    ) -> None:
+        vectors: dict[str, np.ndarray] = {}
+        embed_error: str | None = None
+        if self.provider is not None:
+            try:
+                vectors = self._embed_all(
+                    [c for _, _, chunks, _ in pending for c in chunks],
+                    stats,
+                    files_done,
+                    files_total,
+                )
+            except ProviderError as exc:
+                embed_error = f"embedding failed: {exc}"
+                self._error(stats, "(provider)", embed_error)
+        for f, file_hash, chunks, _ in pending:
+            self._check_cancel()
+            with_vecs = [
+                NewChunk(c.start_line, c.end_line, c.hash, c.text, vectors.get(c.hash))
+                for c in chunks
+            ]
+            # A file whose chunks could not be embedded keeps an empty hash so the next
+            # sync retries it; its text is searchable by FTS meanwhile.
+            incomplete = self.provider is not None and any(c.embedding is None for c in with_vecs)
+            self.store.replace_file(
+                path=f.rel,
+                source=f.source,
+                file_hash="" if incomplete else file_hash,
+                mtime=f.mtime,
+                size=f.size,
+                model=self._model(),
+                chunks=with_vecs,
+                error=embed_error if incomplete else None,
+            )
+            stats.files_indexed += 1
+        self._progress("write", files_done, files_total, stats)
+
+    def _embed_all(
+        self, chunks: list[NewChunk], stats: SyncStats, files_done: int, files_total: int
+    ) -> dict[str, np.ndarray]:
+        provider = self.provider
+        assert provider is not None
+        fp = provider.fingerprint()
+        pid, model, key = str(fp.get("provider")), str(fp.get("model")), str(fp.get("provider_key"))
+        hashes = list(dict.fromkeys(c.hash for c in chunks))
+        cached = self.store.cache_get(pid, model, key, hashes) if self.ms.cache.enabled else {}
+        dims = provider.dims
+        cached = {h: v for h, v in cached.items() if v.shape[0] == dims}
+        stats.cache_hits += len(cached)
+        text_of = {c.hash: c.text for c in chunks}
+        missing = [h for h in hashes if h not in cached]
+        out = dict(cached)
+        if missing:
+            self.store.set_dims(dims)
+        t0 = time.perf_counter()
+        for start in range(0, len(missing), EMBED_BATCH):
+            self._check_cancel()
+            batch = missing[start : start + EMBED_BATCH]
+            vecs = provider.embed_documents([text_of[h] for h in batch])
+            if vecs.shape != (len(batch), dims):
+                raise ProviderError(
+                    f"provider returned shape {vecs.shape}, expected ({len(batch)}, {dims})"
+                )
+            fresh = dict(zip(batch, vecs, strict=True))
+            out.update(fresh)
+            if self.ms.cache.enabled:
+                self.store.cache_put(pid, model, key, fresh)
+            stats.chunks_embedded += len(batch)
+            elapsed = time.perf_counter() - t0
+            done = start + len(batch)
+            rate = done / elapsed if elapsed > 0 else 0.0
+            self.bus.publish(
+                SyncProgress(
+                    phase="embed",
+                    files_done=files_done,
+                    files_total=files_total,
+                    chunks_embedded=stats.chunks_embedded,
+                    chunks_total=len(missing),
+                    cache_hits=stats.cache_hits,
+                    rate=rate,
+                    eta_seconds=(len(missing) - done) / rate if rate > 0 else None,
+                )
+            )
+        if self.store.dims is None and out:
+            self.store.set_dims(dims)
+        return out
+
+    # -- helpers -------------------------------------------------------------
+    def _model(self) -> str:
+        return "none" if self.provider is None else str(self.provider.model)
+
+    def _error(self, stats: SyncStats, path: str, message: str) -> None:
+        stats.errors.append(message)
+        self.bus.publish(FileError(path=path, error=message))
+
+    def _progress(self, phase: str, done: int, total: int, stats: SyncStats) -> None:
+        self.bus.publish(
+            SyncProgress(
+                phase=phase,
+                files_done=done,
+                files_total=total,
+                chunks_embedded=stats.chunks_embedded,
+                cache_hits=stats.cache_hits,
+            )
+        )
+
+    def _check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise SyncCancelled("sync cancelled")
+
+
+# -- full reindex file handling -------------------------------------------------
+def temp_index_path(index_path: Path) -> Path:
+    return index_path.with_name(f"{index_path.name}{TMP_MARKER}{os.getpid()}.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_debris(index_path: Path) -> list[Path]:
+    """Remove temp files of reindexes whose process is gone (crash or kill -9)."""
+    removed: list[Path] = []
+    prefix = index_path.name + TMP_MARKER
+    if not index_path.parent.is_dir():
+        return removed
+    for entry in index_path.parent.iterdir():
+        if not entry.name.startswith(prefix):
+            continue
+        pid_text = entry.name[len(prefix) :].split(".", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and _pid_alive(int(pid_text)):
+            continue
+        with contextlib.suppress(OSError):
+            entry.unlink()
+            removed.append(entry)
+    return removed
+
+
+def finalize_for_swap(store: Store) -> None:
+    """Leave the temp file self-contained (no WAL) so renaming it is safe."""
+    store.db.execute("pragma wal_checkpoint(TRUNCATE)")
+    store.db.execute("pragma journal_mode=delete")
+    store.close()
+
+
+def swap_in(temp_path: Path, index_path: Path) -> None:
+    """Atomically replace the index with the rebuilt file."""
+    os.replace(temp_path, index_path)
+    # A WAL left by the old file would be replayed into the new one; the caller
+    # checkpointed and closed the old store, so these are empty leftovers.
+    for suffix in ("-wal", "-shm"):
+        leftover = index_path.with_name(index_path.name + suffix)
+        with contextlib.suppress(FileNotFoundError):
+            if leftover.stat().st_size == 0 or suffix == "-shm":
+                leftover.unlink()

@@ -1,0 +1,419 @@
+"""The search pipeline, split in two so the ranking can be replayed.
+
+``retrieve`` does the I/O (FTS5 candidates, vector candidates, chunk rows);
+``rank`` is pure and turns a ``Retrieval`` plus ``SearchOptions`` into a
+``SearchOutcome`` in which every candidate — returned or dropped — carries
+every intermediate number. The CLI's ``--explain``, the TUI's breakdown panel
+and the tests all read these objects; nothing recomputes scores for display.
+
+Pipeline: query → FTS candidates + vector candidates → merge (fusion) →
+temporal decay → sort → MMR → minScore (with keyword rescue) → top maxResults.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+
+from engine import scoring
+from engine.embeddings.base import EmbeddingProvider, ProviderError
+from engine.settings import MemorySearchSettings
+from engine.store import ChunkRow, Store
+from engine.tokens import build_fts_query, similarity_tokens
+
+Mode = Literal["hybrid", "fts", "vector"]
+SNIPPET_MAX_CHARS = 700
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Every knob of the ranking; defaults come from ``MemorySearchSettings``."""
+
+    mode: Mode = "hybrid"
+    max_results: int = 6
+    min_score: float = 0.35
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    candidate_multiplier: float = 4
+    fusion: str = "normalized"
+    normalization: str = "minmax"
+    rrf_k: int = 60
+    mmr_enabled: bool = False
+    mmr_lambda: float = 0.7
+    mmr_similarity: str = "jaccard"
+    decay_enabled: bool = False
+    half_life_days: float = 30.0
+    sources: tuple[str, ...] = ("memory",)
+
+    @classmethod
+    def from_settings(cls, ms: MemorySearchSettings) -> SearchOptions:
+        q = ms.query
+        h = q.hybrid
+        return cls(
+            mode="hybrid" if h.enabled else "fts",
+            max_results=q.max_results,
+            min_score=q.min_score,
+            vector_weight=h.vector_weight,
+            text_weight=h.text_weight,
+            candidate_multiplier=h.candidate_multiplier,
+            fusion=h.fusion,
+            normalization=h.normalization,
+            rrf_k=h.rrf_k,
+            mmr_enabled=h.mmr.enabled,
+            mmr_lambda=h.mmr.lambda_,
+            mmr_similarity=h.mmr.similarity,
+            decay_enabled=h.temporal_decay.enabled,
+            half_life_days=h.temporal_decay.half_life_days,
+            sources=tuple(ms.sources) if ms.session_memory else ("memory",),
+        )
+
+    def with_(self, **changes: object) -> SearchOptions:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def candidates(self) -> int:
+        return scoring.candidate_count(self.max_results, self.candidate_multiplier)
+
+
+@dataclass
+class Retrieval:
+    """The raw material of a ranking: both candidate lists and the chunk rows."""
+
+    query: str
+    fts_query: str | None
+    fts_operator: str | None  # "AND", "OR" (fallback) or None
+    fts_hits: list[tuple[int, float]]  # (chunk id, bm25 rank), best first
+    vector_hits: list[tuple[int, float]]  # (chunk id, cosine), best first
+    rows: dict[int, ChunkRow]
+    vectors: dict[int, np.ndarray]
+    file_mtimes: dict[str, float]
+    fts_available: bool
+    vector_available: bool
+    vector_error: str | None = None
+    embed_ms: float = 0.0
+    fts_ms: float = 0.0
+    vector_ms: float = 0.0
+
+
+@dataclass
+class Candidate:
+    """One chunk's way through the pipeline. ``None`` means 'not applicable'."""
+
+    chunk_id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    lists: tuple[str, ...]  # which candidate lists it came from: "fts", "vector"
+    fts_position: int | None = None  # 1-based rank in the FTS list
+    vector_position: int | None = None
+    bm25_rank: float | None = None
+    text_score: float | None = None  # bm25 mapped to 0..1
+    vector_score: float | None = None  # cosine similarity
+    text_component: float | None = None  # the text side as fused (normalised/RRF/raw)
+    vector_component: float | None = None
+    vector_weight: float = 0.0
+    text_weight: float = 0.0
+    fused_score: float = 0.0  # weighted score before decay
+    age_days: float | None = None
+    decay_multiplier: float = 1.0
+    score: float = 0.0  # after decay; the number compared with minScore
+    sorted_position: int = 0  # 1-based, after decay sort, before MMR
+    mmr_position: int | None = None  # 1-based after MMR (None when MMR off)
+    mmr_max_similarity: float | None = None
+    mmr_relevance: float | None = None
+    mmr_score: float | None = None
+    final_rank: int | None = None  # 1-based among returned results
+    dropped: str | None = None  # why it is not returned
+    rescued: bool = False  # kept by the keyword rescue below minScore
+
+    @property
+    def mmr_shift(self) -> int:
+        """Positions gained (+) or lost (−) by MMR."""
+        return 0 if self.mmr_position is None else self.sorted_position - self.mmr_position
+
+    def formula(self) -> str:
+        """The arithmetic of this candidate's score, with its real numbers."""
+        vc = 0.0 if self.vector_component is None else self.vector_component
+        tc = 0.0 if self.text_component is None else self.text_component
+        text = (
+            f"{self.vector_weight:.3f}×{vc:.4f} + {self.text_weight:.3f}×{tc:.4f}"
+            f" = {self.fused_score:.4f}"
+        )
+        if self.decay_multiplier != 1.0:
+            text += f"; ×{self.decay_multiplier:.4f} (age {self.age_days:.1f} d) = {self.score:.4f}"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d.pop("text")
+        d["mmr_shift"] = self.mmr_shift
+        d["formula"] = self.formula()
+        return d
+
+
+@dataclass
+class SearchOutcome:
+    """A ranked search with its whole explanation."""
+
+    query: str
+    options: SearchOptions
+    mode: Mode
+    fusion: str
+    results: list[Candidate]
+    dropped: list[Candidate]
+    retrieval: Retrieval
+    rescue_used: bool = False
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return self.results + self.dropped
+
+
+# -- retrieval -----------------------------------------------------------------
+def retrieve(
+    store: Store,
+    provider: EmbeddingProvider | None,
+    query: str,
+    options: SearchOptions,
+    *,
+    vector_path: str = "auto",
+) -> Retrieval:
+    """Fetch both candidate lists. Never raises for a failing provider: the
+    vector side is then empty and ``vector_error`` says why."""
+    limit = options.candidates
+    fts_hits: list[tuple[int, float]] = []
+    fts_q = build_fts_query(query, "AND")
+    operator: str | None = None
+    t0 = time.perf_counter()
+    if fts_q and store.fts_available and options.mode != "vector":
+        fts_hits = store.fts_search(fts_q, limit, options.sources)
+        operator = "AND"
+        if not fts_hits:
+            or_q = build_fts_query(query, "OR")
+            if or_q and or_q != fts_q:
+                fts_hits = store.fts_search(or_q, limit, options.sources)
+                fts_q, operator = or_q, "OR"
+    t1 = time.perf_counter()
+    vector_hits: list[tuple[int, float]] = []
+    vector_error = None
+    embed_ms = 0.0
+    vector_ok = provider is not None and store.dims is not None
+    if vector_ok and options.mode != "fts" and query.strip():
+        try:
+            qvec = provider.embed_query(query)  # type: ignore[union-attr]
+            embed_ms = (time.perf_counter() - t1) * 1000
+            vector_hits = store.vector_search(qvec, limit, options.sources, path=vector_path)
+        except ProviderError as exc:
+            vector_error = str(exc)
+    t2 = time.perf_counter()
+    ids = list(dict.fromkeys([i for i, _ in fts_hits] + [i for i, _ in vector_hits]))
+    rows = store.chunk_rows(ids)
+    vectors = store.chunk_vectors(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
+    paths = {r.path for r in rows.values()}
+    mtimes = store.file_mtimes(sorted(paths))
+    return Retrieval(
+        query=query,
+        fts_query=fts_q if store.fts_available else None,
+        fts_operator=operator,
+        fts_hits=fts_hits,
+        vector_hits=vector_hits,
+        rows=rows,
+        vectors=vectors,
+        file_mtimes=mtimes,
+        fts_available=store.fts_available,
+        vector_available=vector_ok,
+        vector_error=vector_error,
+        embed_ms=embed_ms,
+        fts_ms=(t1 - t0) * 1000,
+        vector_ms=(t2 - t1) * 1000 - embed_ms,
+    )
+
+
+# -- ranking (pure) ------------------------------------------------------------
+def effective_mode(retrieval: Retrieval, requested: Mode) -> Mode:
+    """Degrade gracefully: no embeddings → FTS-only, no FTS5 → vector-only."""
+    if requested == "hybrid":
+        if not retrieval.vector_available:
+            return "fts"
+        if not retrieval.fts_available:
+            return "vector"
+    if requested == "vector" and not retrieval.vector_available:
+        return "fts"
+    return requested
+
+
+def rank(
+    retrieval: Retrieval, options: SearchOptions, today: dt.date | None = None
+) -> SearchOutcome:
+    """Rank a retrieval under ``options``; every number lands on a ``Candidate``."""
+    t0 = time.perf_counter()
+    mode = effective_mode(retrieval, options.mode)
+    today = today or dt.date.today()
+    fts = retrieval.fts_hits if mode in ("hybrid", "fts") else []
+    vec = retrieval.vector_hits if mode in ("hybrid", "vector") else []
+    if mode == "hybrid":
+        vw, tw = scoring.normalize_weights(options.vector_weight, options.text_weight)
+    elif mode == "fts":
+        vw, tw = 0.0, 1.0
+    else:
+        vw, tw = 1.0, 0.0
+    fusion = options.fusion if mode == "hybrid" else "weighted"
+
+    cands: dict[int, Candidate] = {}
+
+    def cand(cid: int) -> Candidate | None:
+        if cid in cands:
+            return cands[cid]
+        row = retrieval.rows.get(cid)
+        if row is None:
+            return None
+        c = Candidate(cid, row.path, row.source, row.start_line, row.end_line, row.text, ())
+        c.vector_weight, c.text_weight = vw, tw
+        cands[cid] = c
+        return c
+
+    for pos, (cid, rank_value) in enumerate(fts, start=1):
+        c = cand(cid)
+        if c is None:
+            continue
+        c.lists += ("fts",)
+        c.fts_position = pos
+        c.bm25_rank = rank_value
+        c.text_score = scoring.bm25_rank_to_score(rank_value)
+    for pos, (cid, sim) in enumerate(vec, start=1):
+        c = cand(cid)
+        if c is None:
+            continue
+        c.lists += ("vector",)
+        c.vector_position = pos
+        c.vector_score = float(sim)
+
+    _fuse(list(cands.values()), fusion, options)
+
+    for c in cands.values():
+        c.fused_score = scoring.weighted_sum(c.vector_component, c.text_component, vw, tw)
+        c.score = c.fused_score
+        if options.decay_enabled:
+            age = scoring.age_days(c.path, retrieval.file_mtimes.get(c.path), today)
+            if age is not None:
+                c.age_days = age
+                c.decay_multiplier = scoring.decay_multiplier(age, options.half_life_days)
+                c.score = c.fused_score * c.decay_multiplier
+
+    ordered = sorted(
+        cands.values(),
+        key=lambda c: (-c.score, c.fts_position or 10**9, c.vector_position or 10**9, c.chunk_id),
+    )
+    for i, c in enumerate(ordered, start=1):
+        c.sorted_position = i
+
+    if options.mmr_enabled and len(ordered) > 1:
+        items = [
+            scoring.MMRItem(
+                key=str(c.chunk_id),
+                score=c.score,
+                tokens=similarity_tokens(c.text),
+                vector=retrieval.vectors.get(c.chunk_id),
+            )
+            for c in ordered
+        ]
+        picks = scoring.mmr_rerank(items, options.mmr_lambda, options.mmr_similarity)  # type: ignore[arg-type]
+        by_key = {str(c.chunk_id): c for c in ordered}
+        reordered = []
+        for p in picks:
+            c = by_key[p.key]
+            c.mmr_position = p.position + 1
+            c.mmr_max_similarity = p.max_similarity
+            c.mmr_relevance = p.relevance
+            c.mmr_score = p.mmr_score
+            reordered.append(c)
+        ordered = reordered
+
+    kept = [c for c in ordered if c.score >= options.min_score]
+    for c in ordered:
+        if c.score < options.min_score:
+            c.dropped = f"score {c.score:.4f} < minScore {options.min_score:.2f}"
+    rescue_used = False
+    if not kept and any(c.text_score is not None for c in ordered):
+        floor = min(options.min_score, tw)
+        kept = [c for c in ordered if c.text_score is not None and c.score >= floor - 1e-9]
+        if kept:
+            rescue_used = True
+            for c in kept:
+                c.dropped = None
+                c.rescued = True
+    results = kept[: options.max_results]
+    for c in kept[options.max_results :]:
+        c.dropped = f"cut: beyond maxResults {options.max_results}"
+    for i, c in enumerate(results, start=1):
+        c.final_rank = i
+    result_ids = {c.chunk_id for c in results}
+    dropped = [c for c in ordered if c.chunk_id not in result_ids]
+    for c in dropped:
+        if c.dropped is None:
+            c.dropped = "not kept"
+    return SearchOutcome(
+        query=retrieval.query,
+        options=options,
+        mode=mode,
+        fusion=fusion,
+        results=results,
+        dropped=dropped,
+        retrieval=retrieval,
+        rescue_used=rescue_used,
+        timings_ms={
+            "embed": retrieval.embed_ms,
+            "fts": retrieval.fts_ms,
+            "vector": retrieval.vector_ms,
+            "rank": (time.perf_counter() - t0) * 1000,
+        },
+    )
+
+
+def _fuse(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
+    """Set each candidate's text/vector components for the weighted sum."""
+    if fusion == "rrf":
+        # Weighted RRF, scaled so rank 1 on both lists is 1.0 (keeps minScore meaningful).
+        top = scoring.rrf_score(1, options.rrf_k)
+        for c in cands:
+            c.text_component = (
+                scoring.rrf_score(c.fts_position, options.rrf_k) / top if c.fts_position else None
+            )
+            c.vector_component = (
+                scoring.rrf_score(c.vector_position, options.rrf_k) / top
+                if c.vector_position
+                else None
+            )
+        return
+    if fusion == "normalized":
+        norm = (
+            scoring.zscore_normalize
+            if options.normalization == "zscore"
+            else scoring.minmax_normalize
+        )
+        for attr, comp in (("text_score", "text_component"), ("vector_score", "vector_component")):
+            have = [c for c in cands if getattr(c, attr) is not None]
+            values = norm([getattr(c, attr) for c in have])
+            for c, v in zip(have, values, strict=True):
+                setattr(c, comp, v)
+        return
+    for c in cands:
+        c.text_component = c.text_score
+        c.vector_component = c.vector_score
+
+
+# -- presentation helpers shared by tools, CLI and TUI ---------------------------
+def snippet(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """At most ``limit`` characters, cut on a character (code point) boundary."""
+    return text if len(text) <= limit else text[:limit]
+
+
+def citation(path: str, start: int, end: int) -> str:
+    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"

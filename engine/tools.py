@@ -1,0 +1,154 @@
+"""The agent-facing tools ``memory_search`` and ``memory_get`` (SPEC §6).
+
+They return plain JSON-able dicts in OpenClaw's documented shapes. Failures that
+an agent should see (search disabled, a refused path) come back as data with an
+``error``, not as exceptions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.core import Engine
+from engine.search import SearchOutcome, citation, snippet
+from engine.workspace import PathRefused
+
+DEFAULT_GET_LINES = 120
+MAX_GET_CHARS = 12000
+
+
+def tools_disabled_reason(engine: Engine) -> str | None:
+    if not engine.settings.tools_enabled:
+        return 'memory tools are disabled (plugins.slots.memory = "none")'
+    if not engine.ms.enabled:
+        return "memory search is disabled (memorySearch.enabled = false)"
+    return None
+
+
+def citations_on(engine: Engine) -> bool:
+    return engine.settings.citations in ("auto", "on")
+
+
+def search_result_dict(
+    engine: Engine, outcome: SearchOutcome, *, explain: bool = False
+) -> dict[str, Any]:
+    """The ``memory_search`` shape for an outcome (plus the breakdown if asked)."""
+    cite = citations_on(engine)
+    results = []
+    for c in outcome.results:
+        item: dict[str, Any] = {
+            "path": c.path,
+            "startLine": c.start_line,
+            "endLine": c.end_line,
+            "score": round(c.score, 6),
+            "snippet": snippet(c.text),
+            "source": c.source,
+        }
+        if cite:
+            ref = citation(c.path, c.start_line, c.end_line)
+            item["citation"] = ref
+            item["snippet"] = f"{item['snippet']}\n\nSource: {ref}"
+        if explain:
+            item["breakdown"] = c.to_dict()
+        results.append(item)
+    fallback_state = None
+    describe = engine.provider.describe() if engine.provider else {}
+    if isinstance(describe, dict) and describe.get("fallback"):
+        fallback_state = describe.get("fallback")
+    out: dict[str, Any] = {
+        "results": results,
+        "provider": engine.provider.id if engine.provider else "none",
+        "model": engine.provider.model if engine.provider else None,
+        "fallback": fallback_state,
+        "citations": engine.settings.citations,
+        "mode": outcome.mode,
+        "backend": engine.settings.backend,
+    }
+    if explain:
+        r = outcome.retrieval
+        out["explain"] = {
+            "fusion": outcome.fusion,
+            "options": outcome.options.__dict__ | {"sources": list(outcome.options.sources)},
+            "fts_query": r.fts_query,
+            "fts_operator": r.fts_operator,
+            "fts_candidates": [[cid, rank] for cid, rank in r.fts_hits],
+            "vector_candidates": [[cid, round(sim, 6)] for cid, sim in r.vector_hits],
+            "vector_error": r.vector_error,
+            "keyword_rescue": outcome.rescue_used,
+            "dropped": [c.to_dict() for c in outcome.dropped],
+            "timings_ms": {k: round(v, 3) for k, v in outcome.timings_ms.items()},
+        }
+    return out
+
+
+def memory_search(
+    engine: Engine,
+    query: str,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    *,
+    explain: bool = False,
+) -> dict[str, Any]:
+    reason = tools_disabled_reason(engine)
+    if reason:
+        return {
+            "results": [],
+            "disabled": True,
+            "error": reason,
+            "action": "enable memorySearch in openclaw.json",
+        }
+    options = engine.default_options()
+    if max_results is not None:
+        options = options.with_(max_results=max(1, int(max_results)))
+    if min_score is not None:
+        options = options.with_(min_score=min(1.0, max(0.0, float(min_score))))
+    try:
+        outcome = engine.search(query, options)
+    except Exception as exc:
+        return {
+            "results": [],
+            "disabled": True,
+            "error": f"{type(exc).__name__}: {exc}",
+            "action": "run `memdeck status` and `memdeck index --force`",
+        }
+    return search_result_dict(engine, outcome, explain=explain)
+
+
+def memory_get(
+    engine: Engine, path: str, from_line: int | None = None, lines: int | None = None
+) -> dict[str, Any]:
+    """Read a slice of a memory file: ``lines`` lines from 1-based ``from_line``."""
+    reason = tools_disabled_reason(engine)
+    if reason:
+        return {"text": "", "path": path, "disabled": True, "error": reason}
+    try:
+        target = engine.workspace.resolve(path)
+    except PathRefused as exc:
+        return {"text": "", "path": path, "error": str(exc)}
+    doc = engine.workspace.read(target)
+    if not doc.exists:
+        return {"text": "", "path": path, "error": f"{path}: no such memory file"}
+    start = max(1, int(from_line or 1))
+    count = max(1, int(lines or DEFAULT_GET_LINES))
+    all_lines = doc.text.split("\n")
+    chosen = all_lines[start - 1 : start - 1 + count]
+    text = "\n".join(chosen)
+    truncated = start - 1 + count < len(all_lines)
+    next_from = start + len(chosen)
+    if len(text) > MAX_GET_CHARS:
+        text = text[:MAX_GET_CHARS]
+        shown = text.count("\n") + 1  # the last shown line may be cut
+        partial = len(text.split("\n")[-1]) < len(chosen[shown - 1])
+        chosen = chosen[:shown]
+        next_from = start + shown - (1 if partial else 0)
+        truncated = True
+    out: dict[str, Any] = {
+        "text": text,
+        "path": engine.workspace.rel(target),
+        "from": start,
+        "lines": len(chosen),
+    }
+    if truncated:
+        out["truncated"] = True
+        out["nextFrom"] = next_from
+    return out

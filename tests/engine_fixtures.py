@@ -1,0 +1,80 @@
+"""Fixtures for building real engines on temporary workspaces (loaded as a pytest plugin)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.config import load_settings
+from engine.core import Engine
+from engine.settings import Settings
+
+FIXED_TODAY = dt.date(2026, 3, 15)
+
+
+def replace_ms(settings: Settings, **changes: Any) -> Settings:
+    """Return settings with ``memory_search`` fields replaced (nested via dotted keys)."""
+    ms = settings.memory_search
+    for key, value in changes.items():
+        parts = key.split(".")
+        ms = _replace_path(ms, parts, value)
+    return dataclasses.replace(settings, memory_search=ms)
+
+
+def _replace_path(obj: Any, parts: list[str], value: Any) -> Any:
+    if len(parts) == 1:
+        return dataclasses.replace(obj, **{parts[0]: value})
+    inner = getattr(obj, parts[0])
+    return dataclasses.replace(obj, **{parts[0]: _replace_path(inner, parts[1:], value)})
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "state"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def workspace_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "ws"
+    (d / "memory").mkdir(parents=True)
+    return d
+
+
+@pytest.fixture
+def make_settings(state_dir: Path, workspace_dir: Path) -> Callable[..., Settings]:
+    def make(**ms_changes: Any) -> Settings:
+        settings = load_settings(
+            workspace=workspace_dir,
+            env={"OPENCLAW_STATE_DIR": str(state_dir), "HOME": str(state_dir)},
+        )
+        return replace_ms(settings, **ms_changes) if ms_changes else settings
+
+    return make
+
+
+@pytest.fixture
+def make_engine(make_settings: Callable[..., Settings]) -> Iterator[Callable[..., Engine]]:
+    engines: list[Engine] = []
+
+    def make(provider: Any = None, **ms_changes: Any) -> Engine:
+        engine = Engine(make_settings(**ms_changes), provider=provider)
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.close()
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

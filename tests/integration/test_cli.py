@@ -1,0 +1,145 @@
+"""The headless CLI as a user runs it: real processes, real files, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.engine_fixtures import write
+
+
+@pytest.fixture
+def cli(state_dir: Path, workspace_dir: Path):
+    env = {
+        **os.environ,
+        "OPENCLAW_STATE_DIR": str(state_dir),
+        "HOME": str(state_dir),
+        "MEMDECK_HOME": str(state_dir / "memdeck"),
+    }
+    env.pop("OPENAI_API_KEY", None)
+    env.pop("GEMINI_API_KEY", None)
+
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "engine.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            input=stdin,
+            timeout=120,
+        )
+
+    write(workspace_dir, "MEMORY.md", "# Memory\n\nDana prefers flat white coffee.\n")
+    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\nAtlas rollback plan drafted.\n")
+    return run
+
+
+def test_index_status_search_get_roundtrip(cli, workspace_dir: Path) -> None:
+    ws = str(workspace_dir)
+    r = cli("index", "-w", ws, "--json")
+    assert r.returncode == 0, r.stderr
+    idx = json.loads(r.stdout)
+    assert idx["full"] is True and idx["files"] == 2
+
+    st = json.loads(cli("status", "-w", ws, "--json").stdout)
+    for key in (
+        "binding",
+        "sqlite_version",
+        "vector",
+        "sqlite_vec_version",
+        "provider",
+        "model",
+        "dims",
+        "files",
+        "chunks",
+        "cache_entries",
+        "dirty",
+        "fingerprint",
+    ):
+        assert key in st
+    assert st["binding"].startswith("apsw") and st["vector"] == "sqlite-vec"
+    assert st["dirty"] is False and st["files"] == 2
+
+    r = cli("search", "-w", ws, "rollback", "--json", "--explain", "--min-score", "0")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    top = res["results"][0]
+    assert top["path"] == "memory/2026-03-01.md" and top["startLine"] == 1
+    assert top["citation"] == "memory/2026-03-01.md#L1-L4"
+    assert top["snippet"].endswith("Source: memory/2026-03-01.md#L1-L4")
+    assert "bm25_rank" in top["breakdown"] and "formula" in top["breakdown"]
+    assert set(res) >= {"provider", "model", "fallback", "citations", "mode", "backend", "explain"}
+
+    r = cli("get", "-w", ws, "memory/2026-03-01.md", "--from", "3", "--lines", "1", "--json")
+    assert json.loads(r.stdout) == {
+        "text": "Atlas rollback plan drafted.",
+        "path": "memory/2026-03-01.md",
+        "from": 3,
+        "lines": 1,
+        "truncated": True,
+        "nextFrom": 4,
+    }
+
+
+def test_get_refuses_paths_outside_memory(cli, workspace_dir: Path) -> None:
+    for bad in ("../etc/passwd", "/etc/hostname", "README.md"):
+        r = cli("get", "-w", str(workspace_dir), bad)
+        assert r.returncode == 1
+        assert "memdeck:" in r.stderr
+
+
+def test_batch_search_reads_jsonl_and_reports_bad_lines(cli, workspace_dir: Path) -> None:
+    lines = "\n".join(
+        [
+            json.dumps({"id": "q1", "query": "coffee"}),
+            "{not json",
+            json.dumps({"id": 7, "query": "atlas rollback"}),
+        ]
+    )
+    r = cli(
+        "search",
+        "-w",
+        str(workspace_dir),
+        "--batch",
+        "-",
+        "--json",
+        "--min-score",
+        "0",
+        stdin=lines,
+    )
+    assert r.returncode == 0, r.stderr
+    out = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [o.get("id") for o in out] == ["q1", None, 7]
+    assert out[0]["results"][0]["path"] == "MEMORY.md"
+    assert "bad input line" in out[1]["error"]
+    assert out[2]["results"][0]["path"] == "memory/2026-03-01.md"
+
+
+def test_malformed_config_is_a_usage_error_with_location(
+    cli, state_dir: Path, workspace_dir: Path
+) -> None:
+    (state_dir / "openclaw.json").write_text("{\n  agents: {\n    defaults: { oops }\n}\n")
+    r = cli("status", "-w", str(workspace_dir))
+    assert r.returncode == 1
+    assert "openclaw.json" in r.stderr and "line 3" in r.stderr
+
+
+def test_usage_errors_exit_1(cli, workspace_dir: Path) -> None:
+    assert cli("search", "-w", str(workspace_dir)).returncode == 1
+    assert cli("index", "--bogus-flag").returncode == 1
+
+
+def test_disabled_memory_search_reports_instead_of_failing(
+    cli, state_dir: Path, workspace_dir: Path
+):
+    (state_dir / "openclaw.json").write_text(
+        "{agents: {defaults: {memorySearch: {enabled: false}}}}"
+    )
+    r = cli("search", "-w", str(workspace_dir), "coffee", "--json")
+    res = json.loads(r.stdout)
+    assert res["disabled"] is True and res["results"] == [] and "disabled" in res["error"]
