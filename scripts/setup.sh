@@ -30,3 +30,10 @@ if ! .venv/bin/python -c 'from engine.model_import import default_model_path as 
   echo "setup: converting all-MiniLM-L6-v2 to GGUF (memdeck model import)" >&2
   .venv/bin/memdeck model import
 fi
+
+# The qmd CLI for the QMD backend and its tests (Node 22 + @tobilu/qmd in .cache/qmd).
+if command -v npm >/dev/null 2>&1; then
+  bash scripts/install_qmd.sh >/dev/null
+else
+  echo "setup: npm not found; skipping qmd (the QMD backend tests will skip)" >&2
+fi
