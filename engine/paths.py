@@ -94,3 +94,19 @@ def memdeck_home(env: Mapping[str, str] = os.environ) -> Path:
 def sessions_dir(state: Path, agent_id: str) -> Path:
     """Where an agent's session transcripts (``*.jsonl`` + ``sessions.json``) live."""
     return state / "agents" / agent_id / "sessions"
+
+
+def data_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """memdeck's data directory (imported models, downloaded GGUFs, the demo workspace).
+
+    ``$MEMDECK_DATA_DIR``, else ``$XDG_DATA_HOME/memdeck``, else
+    ``~/.local/share/memdeck``: data that can be rebuilt, kept out of the
+    settings directory so a settings backup stays small.
+    """
+    override = env_value(env, "MEMDECK_DATA_DIR")
+    if override:
+        return _absolute(expand_user(override, env))
+    xdg = env_value(env, "XDG_DATA_HOME")
+    if xdg:
+        return _absolute(expand_user(xdg, env)) / "memdeck"
+    return home_dir(env) / ".local" / "share" / "memdeck"

@@ -1,0 +1,192 @@
+"""The ``local`` provider: a GGUF embedding model run in-process by llama.cpp.
+
+The model loads lazily (first ``dims``/``embed_*`` call) so building an Engine
+stays cheap, and one lock serialises calls into the llama context, which is
+not thread-safe. Inputs longer than the model's context are truncated to it,
+which is what the chunker's ~400-token chunks need for a 512-position BERT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from engine.embeddings.base import ProgressCallback, ProviderError, normalize_rows
+from engine.embeddings.base import EmbedProgress as _Progress
+from engine.embeddings.hf_download import DownloadProgress, HfUri, download
+from engine.settings import LocalSettings
+
+#: texts handed to llama.cpp per call; progress is reported between calls
+DOC_BATCH = 16
+
+
+def _default_threads() -> int:
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+class LocalProvider:
+    """Embeddings from a local GGUF file (or an ``hf:`` URI fetched into a cache dir)."""
+
+    id = "local"
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        cache_dir: Path | None = None,
+        uri: str | None = None,
+        n_ctx: int = 512,
+        n_threads: int | None = None,
+        env: Mapping[str, str] = os.environ,
+        on_download: Callable[[DownloadProgress], None] | None = None,
+    ):
+        self.path = Path(path)
+        self.uri = uri
+        self.cache_dir = cache_dir
+        self.model = self.path.name
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or _default_threads()
+        self._env = env
+        self._on_download = on_download
+        self._llm = None
+        self._dims: int | None = None
+        self._fingerprint: dict[str, object] | None = None
+        self._lock = threading.Lock()
+        if uri is None and not self.path.is_file():
+            raise ProviderError(
+                f"local embedding model not found: {self.path} "
+                "(run `memdeck model import` or set memorySearch.local.modelPath)"
+            )
+
+    @classmethod
+    def from_settings(
+        cls, local: LocalSettings, env: Mapping[str, str] = os.environ
+    ) -> LocalProvider:
+        """A provider for ``local.modelPath``: a file, or an ``hf:`` URI downloaded on first use."""
+        target = local.model_path
+        if target.startswith("hf:"):
+            from engine.model_import import models_dir
+
+            cache = Path(local.model_cache_dir) if local.model_cache_dir else models_dir(env) / "hf"
+            hf = HfUri.parse(target)
+            return cls(hf.local_path(cache), cache_dir=cache, uri=target, env=env)
+        return cls(Path(target).expanduser(), cache_dir=local.model_cache_dir, env=env)
+
+    # -- loading -----------------------------------------------------------------
+    def _ensure_loaded(self):
+        if self._llm is not None:
+            return self._llm
+        if self.uri is not None and not self.path.is_file():
+            assert self.cache_dir is not None
+            self.path = download(
+                self.uri, self.cache_dir, env=self._env, progress=self._on_download
+            )
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:  # pragma: no cover - depends on installation
+            raise ProviderError(f"llama-cpp-python is not installed: {exc}") from exc
+        try:
+            llm = Llama(
+                model_path=str(self.path),
+                embedding=True,
+                n_ctx=self.n_ctx,
+                n_batch=self.n_ctx,
+                n_ubatch=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ProviderError(f"cannot load local embedding model {self.path}: {exc}") from exc
+        self._dims = int(llm.n_embd())
+        self._llm = llm
+        return llm
+
+    @property
+    def dims(self) -> int:
+        with self._lock:
+            self._ensure_loaded()
+        assert self._dims is not None
+        return self._dims
+
+    # -- identity ----------------------------------------------------------------
+    def fingerprint(self) -> dict[str, object]:
+        """Model file identity: name, size and a hash of its first MiB (cheap, content-based).
+
+        Computed once per provider: the indexer asks for it on every batch.
+        """
+        if self._fingerprint is not None:
+            return dict(self._fingerprint)
+        if self.uri is not None:  # the URI names the model, downloaded or not
+            return {"provider": self.id, "model": self.model, "provider_key": self.uri}
+        h = hashlib.sha256()
+        try:
+            with self.path.open("rb") as fh:
+                h.update(fh.read(1 << 20))
+            size = self.path.stat().st_size
+        except OSError as exc:
+            raise ProviderError(f"cannot read local embedding model {self.path}: {exc}") from exc
+        self._fingerprint = {
+            "provider": self.id,
+            "model": self.model,
+            "provider_key": f"{size}:{h.hexdigest()[:16]}",
+        }
+        return dict(self._fingerprint)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "provider": self.id,
+            "model": self.model,
+            "path": str(self.path),
+            "uri": self.uri,
+            "dims": self._dims,
+            "threads": self.n_threads,
+            "context": self.n_ctx,
+            "loaded": self._llm is not None,
+        }
+
+    # -- embedding ---------------------------------------------------------------
+    def token_ids(self, text: str) -> list[int]:
+        """The ids llama.cpp feeds the model for ``text`` ([CLS] … [SEP], truncated)."""
+        with self._lock:
+            llm = self._ensure_loaded()
+            ids = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
+        return list(ids[: self.n_ctx])
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            llm = self._ensure_loaded()
+            try:
+                rows = llm.embed(list(texts), normalize=False, truncate=True)
+            except (ValueError, RuntimeError) as exc:
+                raise ProviderError(f"local embedding failed: {exc}") from exc
+        return normalize_rows(np.asarray(rows, dtype=np.float32).reshape(len(texts), -1))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text])[0]
+
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        parts = []
+        for start in range(0, len(texts), DOC_BATCH):
+            parts.append(self._embed(texts[start : start + DOC_BATCH]))
+            if progress:
+                done = min(len(texts), start + DOC_BATCH)
+                progress(_Progress(done, len(texts), requests=start // DOC_BATCH + 1))
+        return np.vstack(parts)
+
+    def close(self) -> None:
+        with self._lock:
+            llm, self._llm = self._llm, None
+        if llm is not None:
+            with contextlib.suppress(Exception):
+                llm.close()
