@@ -1,0 +1,572 @@
+"""``memory.backend = "qmd"``: retrieval delegated to the qmd CLI, with a safety net.
+
+``QmdBackend`` owns one agent's qmd home and keeps it current:
+
+* collections reconciled from the settings before the first qmd search;
+* ``qmd update`` then ``qmd embed`` at start (``update.onBoot``; in the
+  background unless ``update.waitForBootSync``), every ``update.interval``,
+  and ``update.debounceMs`` after the last file change (the engine forwards
+  ``mark_dirty``; a watcher covers ``memory.qmd.paths`` and transcripts);
+  ``embed`` only when there is a model to embed with (memdeck's local GGUF, or
+  a non-``search`` mode that asked for qmd's own models) and then at most every
+  ``update.embedInterval`` unless the search mode needs fresh vectors;
+* session transcripts exported as Markdown before each update.
+
+Searches run ``qmd <searchMode> --json -n <limit> -c <coll>… -- <query>``
+under ``limits.timeoutMs`` for the whole qmd part of the query. Every failure
+(:class:`~engine.qmd.runner.QmdError`) is returned as a failed answer with its
+reason — the caller then serves the query from the builtin index — and
+recorded, so ``status()`` shows ``fallback: builtin`` and why, until a qmd
+search succeeds again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.paths import sessions_dir
+from engine.qmd.collections import ReconcileReport, desired_collections, reconcile
+from engine.qmd.config import QmdSettings, load_qmd_settings
+from engine.qmd.embed_model import memdeck_embed_model, set_embed_model
+from engine.qmd.results import QmdHit, clamp_snippets, parse_search_output
+from engine.qmd.runner import QmdError, QmdHome, QmdRunner, resolve_command
+from engine.qmd.scope import check_scope
+from engine.qmd.session_export import ExportReport, export_sessions
+from engine.settings import Settings
+from engine.workspace import PathRefused, Workspace
+
+log = logging.getLogger("memdeck.qmd")
+
+_AUTO: Any = object()
+#: After a timeout, queries skip qmd this long (a hung qmd would cost every query
+#: its full timeout); the background refresh and the next query after it retry.
+TIMEOUT_COOLDOWN_S = 30.0
+
+
+def qmd_home(settings: Settings) -> QmdHome:
+    return QmdHome(settings.state_dir / "agents" / settings.agent_id / "qmd")
+
+
+@dataclass
+class QmdAnswer:
+    """One memory_search through qmd: results, a scope denial, or a failure to fall back from."""
+
+    ok: bool
+    results: list[dict[str, Any]] = field(default_factory=list)
+    denied: str | None = None
+    error: str | None = None
+    kind: str | None = None
+    duration_ms: float = 0.0
+
+
+@dataclass
+class _Step:
+    """The outcome of one maintenance command, for status."""
+
+    at: float
+    ok: bool
+    duration_s: float
+    detail: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "at": dt.datetime.fromtimestamp(self.at).isoformat(timespec="seconds"),
+            "ok": self.ok,
+            "duration_s": round(self.duration_s, 3),
+            "detail": self.detail,
+        }
+
+
+class QmdBackend:
+    """The qmd sidecar of one Engine (settings, workspace) — thread-safe."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        workspace: Workspace,
+        *,
+        env: Mapping[str, str] = os.environ,
+        qmd_settings: QmdSettings | None = None,
+        embed_model: Path | None = _AUTO,
+        watch: bool = True,
+    ):
+        self.settings = settings
+        self.workspace = workspace
+        self.env = dict(env)
+        self.qs = qmd_settings or load_qmd_settings(settings, env)
+        self.home = qmd_home(settings)
+        self.runner = QmdRunner(self.qs.command, self.home, self.env)
+        self.embed_model: Path | None = (
+            memdeck_embed_model(env) if embed_model is _AUTO else embed_model
+        )
+        self.sessions_out: Path | None = None
+        if self.qs.sessions.enabled:
+            self.sessions_out = self.qs.sessions.export_dir or self.home.sessions_dir
+        self.collections, warnings = desired_collections(self.qs, workspace.root, self.sessions_out)
+        self.warnings: list[str] = [*self.qs.warnings, *warnings]
+        self.by_name = {c.name: c for c in self.collections}
+        self.watch = watch
+        self.timeout_cooldown_s = TIMEOUT_COOLDOWN_S
+        self._lock = threading.Lock()  # guards the state fields below
+        self._collections_lock = threading.Lock()
+        self._maint_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._started = False
+        self._reconciled = False
+        self.reconcile_report: ReconcileReport | None = None
+        self.export_report: ExportReport | None = None
+        # health
+        self.fallback_reason: str | None = None
+        self.failure_kind: str | None = None
+        self.last_ok: float | None = None
+        self.last_failure: float | None = None
+        self._skip_until = 0.0
+        self.searches = 0
+        self.fallbacks = 0
+        # maintenance
+        self.last_update: _Step | None = None
+        self.last_embed: _Step | None = None
+        self.refreshing: str | None = None
+        self._changed_at: float | None = None
+        self._next_update = 0.0
+        self._next_embed = 0.0
+
+    # -- lifecycle -----------------------------------------------------------------
+    @property
+    def embed_enabled(self) -> bool:
+        return self.embed_model is not None or self.qs.search_mode != "search"
+
+    def start(self, *, wait: bool | None = None) -> None:
+        """Boot refresh and the background schedule (idempotent).
+
+        The boot refresh blocks when ``wait`` is true, or by default with
+        ``update.waitForBootSync``; a one-shot CLI command passes ``wait=True``
+        since a background refresh would be killed at exit before it helps.
+        """
+        with self._lock:
+            if self._started or self._stop.is_set():
+                return
+            self._started = True
+        now = time.monotonic()
+        self._next_update = now + self.qs.update.interval_ms / 1000
+        self._next_embed = now + self.qs.update.embed_interval_ms / 1000
+        boot = self.qs.update.on_boot
+        if wait is None:
+            wait = self.qs.update.wait_for_boot_sync
+        if boot and wait:
+            self._guarded_refresh("boot")
+            boot = False
+        self._spawn(self._scheduler, "qmd-scheduler", boot)
+        if self.watch:
+            self._spawn(self._watcher, "qmd-watcher")
+
+    def _spawn(self, target, name: str, *args: Any) -> None:
+        t = threading.Thread(target=target, args=args, name=name, daemon=True)
+        self._threads.append(t)
+        t.start()
+
+    def close(self) -> None:
+        """Stop the schedule and kill any qmd process group still running."""
+        self._stop.set()
+        self._wake.set()
+        self.runner.close()
+        for t in self._threads:
+            t.join(timeout=5)
+
+    def notify_change(self) -> None:
+        """A memory file changed: update after ``debounceMs`` of quiet."""
+        with self._lock:
+            self._changed_at = time.monotonic()
+        self._wake.set()
+
+    # -- maintenance -------------------------------------------------------------
+    def ensure_collections(self, timeout_s: float | None = None) -> None:
+        """Reconcile qmd's collections once (again after a failure); raises QmdError."""
+        if self._reconciled:
+            return
+        wait = -1 if timeout_s is None else max(0.0, timeout_s)
+        if not self._collections_lock.acquire(timeout=wait):
+            raise QmdError("busy", "qmd collections are still being set up (boot refresh)")
+        try:
+            if self._reconciled:
+                return
+            u = self.qs.update
+            cmd_s = u.command_timeout_ms / 1000
+            upd_s = u.update_timeout_ms / 1000
+            if timeout_s is not None:
+                cmd_s, upd_s = min(cmd_s, timeout_s), min(upd_s, timeout_s)
+            if self.embed_model is not None:
+                set_embed_model(self.home, self.embed_model)
+            if self.sessions_out is not None:
+                self._export_sessions()
+            report = reconcile(
+                self.runner, self.collections, command_timeout_s=cmd_s, update_timeout_s=upd_s
+            )
+            self.reconcile_report = report
+            for err in report.errors:
+                log.warning("qmd: %s", err)
+            self._reconciled = True
+            if report.added or report.removed:
+                log.info("qmd collections: added %s, removed %s", report.added, report.removed)
+        finally:
+            self._collections_lock.release()
+
+    def _export_sessions(self) -> None:
+        assert self.sessions_out is not None
+        try:
+            self.export_report = export_sessions(
+                self.settings, self.sessions_out, self.qs.sessions.retention_days
+            )
+        except OSError as exc:
+            self.warnings.append(f"session export failed: {exc}")
+
+    def refresh(self, reason: str = "manual", *, embed: bool | None = None) -> bool:
+        """``qmd update`` (+ ``qmd embed``) now; True when update succeeded.
+
+        If a refresh is already running, wait for it instead of starting a
+        second one: it covers the same files.
+        """
+        if not self._maint_lock.acquire(blocking=False):
+            with self._maint_lock:
+                return self.last_update is not None and self.last_update.ok
+        try:
+            self.refreshing = reason
+            u = self.qs.update
+            try:
+                self.ensure_collections()
+                if self.sessions_out is not None:
+                    self._export_sessions()
+                t0 = time.monotonic()
+                self.runner.run(["update"], timeout_s=u.update_timeout_ms / 1000)
+                self.last_update = _Step(time.time(), True, time.monotonic() - t0, reason)
+            except QmdError as exc:
+                self.last_update = _Step(time.time(), False, 0.0, f"{reason}: {exc}")
+                self._record_failure(exc, f"qmd update ({reason})")
+                return False
+            self._record_ok()
+            now = time.monotonic()
+            if embed is None:
+                embed = self.embed_enabled and (
+                    reason == "boot" or self.qs.search_mode != "search" or now >= self._next_embed
+                )
+            if embed and self.embed_enabled:
+                self._embed(reason)
+                self._next_embed = time.monotonic() + u.embed_interval_ms / 1000
+            return True
+        finally:
+            self.refreshing = None
+            self._maint_lock.release()
+
+    def _embed(self, reason: str) -> None:
+        t0 = time.monotonic()
+        try:
+            self.runner.run(["embed"], timeout_s=self.qs.update.embed_timeout_ms / 1000)
+            self.last_embed = _Step(time.time(), True, time.monotonic() - t0, reason)
+        except QmdError as exc:
+            # Vectors missing only hurt vsearch/query, which report their own failure.
+            self.last_embed = _Step(time.time(), False, time.monotonic() - t0, str(exc))
+            log.warning("qmd embed failed (%s): %s", reason, exc)
+
+    def _scheduler(self, boot: bool) -> None:
+        if boot:
+            self._guarded_refresh("boot")
+        u = self.qs.update
+        while not self._stop.is_set():
+            now = time.monotonic()
+            deadlines = []
+            if u.interval_ms > 0:
+                deadlines.append(self._next_update)
+            with self._lock:
+                changed = self._changed_at
+            if changed is not None:
+                deadlines.append(changed + u.debounce_ms / 1000)
+            wait = max(0.05, min(deadlines) - now) if deadlines else None
+            self._wake.wait(timeout=wait)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            now = time.monotonic()
+            with self._lock:
+                changed = self._changed_at
+                due_change = changed is not None and now >= changed + u.debounce_ms / 1000
+                if due_change:
+                    self._changed_at = None
+            due_interval = u.interval_ms > 0 and now >= self._next_update
+            if due_change or due_interval:
+                self._next_update = now + u.interval_ms / 1000
+                self._guarded_refresh("change" if due_change else "interval")
+
+    def _guarded_refresh(self, reason: str) -> None:
+        try:
+            self.refresh(reason)
+        except Exception as exc:  # a bug here must not kill the schedule thread
+            log.exception("qmd refresh (%s) failed", reason)
+            self._record_failure(QmdError("exit", f"{type(exc).__name__}: {exc}"), reason)
+
+    def _watch_paths(self) -> list[Path]:
+        roots = [self.workspace.root / "memory"]
+        roots += [c.path for c in self.collections if c.kind == "path"]
+        if self.sessions_out is not None:
+            roots.append(sessions_dir(self.settings.state_dir, self.settings.agent_id))
+        out: list[Path] = []
+        for p in roots:
+            if p.is_dir() and not any(p == o or p.is_relative_to(o) for o in out):
+                out.append(p)
+        return out
+
+    def _watcher(self) -> None:
+        import watchfiles
+
+        from engine.workspace import IGNORED_DIRS
+
+        def keep(_change: object, path: str) -> bool:
+            return not any(part in IGNORED_DIRS for part in Path(path).parts)
+
+        while not self._stop.is_set():
+            paths = self._watch_paths()
+            if not paths:
+                self._stop.wait(5.0)
+                continue
+            try:
+                for _ in watchfiles.watch(
+                    *paths,
+                    watch_filter=keep,
+                    stop_event=self._stop,
+                    rust_timeout=1000,
+                    yield_on_timeout=False,
+                    debounce=200,
+                ):
+                    self.notify_change()
+            except (OSError, RuntimeError) as exc:
+                log.warning("qmd watcher: %s", exc)
+                self._stop.wait(5.0)
+
+    # -- health ------------------------------------------------------------------
+    def _record_ok(self) -> None:
+        with self._lock:
+            recovered = self.fallback_reason is not None
+            self.fallback_reason = None
+            self.failure_kind = None
+            self.last_ok = time.time()
+            self._skip_until = 0.0
+        if recovered:
+            log.warning("qmd answers again; builtin fallback ended")
+
+    def _record_failure(self, exc: QmdError, what: str) -> None:
+        reason = f"{what}: {exc}"
+        with self._lock:
+            self.fallback_reason = reason
+            self.failure_kind = exc.kind
+            self.last_failure = time.time()
+            if exc.kind == "timeout":
+                self._skip_until = time.monotonic() + self.timeout_cooldown_s
+            if exc.kind not in ("timeout", "busy"):
+                self._reconciled = False  # reconcile again once qmd works
+        log.warning("qmd failed, serving from the builtin index: %s", reason)
+
+    # -- search ------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        session_key: str | None = None,
+        citations: bool = True,
+    ) -> QmdAnswer:
+        """One memory_search through qmd (never raises for a qmd problem)."""
+        t0 = time.monotonic()
+        decision = check_scope(self.qs.scope, session_key)
+        if not decision.allowed:
+            log.warning("qmd search denied by memory.qmd.scope: %s", decision.reason)
+            return QmdAnswer(ok=True, denied=decision.reason)
+        if not query.strip():
+            return QmdAnswer(ok=True)
+        self.start()
+        with self._lock:
+            self.searches += 1
+            skipping = time.monotonic() < self._skip_until
+            reason = self.fallback_reason
+        if skipping:
+            return self._failed(reason or "qmd recently timed out", "timeout", t0)
+        limits = self.qs.limits
+        deadline = t0 + limits.timeout_ms / 1000
+        limit = min(max_results or limits.max_results, limits.max_results)
+        try:
+            self.ensure_collections(timeout_s=deadline - time.monotonic())
+            names = [c.name for c in self.collections]
+            if not names:
+                return QmdAnswer(ok=True, duration_ms=(time.monotonic() - t0) * 1000)
+            args = [self.qs.search_mode, "--json", "-n", str(limit)]
+            for name in names:
+                args += ["-c", name]
+            args += ["--", query]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise QmdError("timeout", f"qmd timed out after {limits.timeout_ms} ms")
+            run = self.runner.run(args, timeout_s=left)
+            hits = parse_search_output(run.stdout, run.stderr)
+        except QmdError as exc:
+            self._record_failure(exc, f"qmd {self.qs.search_mode}")
+            return self._failed(str(exc), exc.kind, t0)
+        self._record_ok()
+        if min_score is not None:
+            hits = [h for h in hits if h.score >= min_score]
+        results = self.map_hits(hits[:limit], citations=citations)
+        return QmdAnswer(ok=True, results=results, duration_ms=(time.monotonic() - t0) * 1000)
+
+    def _failed(self, reason: str, kind: str | None, t0: float) -> QmdAnswer:
+        with self._lock:
+            self.fallbacks += 1
+        return QmdAnswer(
+            ok=False, error=reason, kind=kind, duration_ms=(time.monotonic() - t0) * 1000
+        )
+
+    def display_path(self, hit: QmdHit) -> tuple[str, Path | None]:
+        """Workspace-relative when memory_get can read it there, else ``qmd/<coll>/<path>``."""
+        c = self.by_name.get(hit.collection)
+        if c is not None:
+            absolute = Path(os.path.normpath(c.path / hit.rel_path))
+            if absolute.is_relative_to(self.workspace.root):
+                with contextlib.suppress(PathRefused):
+                    target = self.workspace.resolve(str(absolute))
+                    return self.workspace.rel(target), target
+        return f"qmd/{hit.collection}/{hit.rel_path}", None
+
+    def map_hits(self, hits: list[QmdHit], *, citations: bool) -> list[dict[str, Any]]:
+        """qmd hits in the memory_search result shape, snippet limits applied."""
+        from engine.search import citation
+
+        limits = self.qs.limits
+        texts = clamp_snippets(
+            [h.text for h in hits], limits.max_snippet_chars, limits.max_injected_chars
+        )
+        out: list[dict[str, Any]] = []
+        for hit, text in zip(hits, texts, strict=False):
+            path, _ = self.display_path(hit)
+            c = self.by_name.get(hit.collection)
+            item: dict[str, Any] = {
+                "path": path,
+                "startLine": hit.start_line,
+                "endLine": hit.end_line,
+                "score": hit.score,
+                "snippet": text,
+                "source": "sessions" if c is not None and c.kind == "sessions" else "memory",
+                "collection": hit.collection,
+                "docid": hit.docid,
+            }
+            if hit.title:
+                item["title"] = hit.title
+            if citations:
+                ref = citation(path, hit.start_line, hit.end_line)
+                item["citation"] = ref
+                item["snippet"] = f"{text}\n\nSource: {ref}"
+            out.append(item)
+        return out
+
+    # -- memory_get --------------------------------------------------------------
+    def resolve_qmd_path(self, path: str) -> Path:
+        """``qmd/<collection>/<path>`` → the file in that collection's root, or PathRefused."""
+        raw = path.strip().replace("\\", "/")
+        parts = raw.split("/")
+        if len(parts) < 3 or parts[0] != "qmd":
+            raise PathRefused(f"{path}: not a qmd/<collection>/<path> path")
+        if any(p in ("..", "") for p in parts[1:]) or any(p == "." for p in parts):
+            raise PathRefused(f"{path}: '..' and empty segments are not allowed")
+        c = self.by_name.get(parts[1])
+        if c is None:
+            known = ", ".join(sorted(self.by_name)) or "none"
+            raise PathRefused(f"{path}: no qmd collection {parts[1]!r} (collections: {known})")
+        rel = "/".join(parts[2:])
+        if not rel.lower().endswith(".md"):
+            raise PathRefused(f"{path}: only .md files can be read")
+        root = Path(os.path.abspath(c.path))
+        target = Path(os.path.normpath(root / rel))
+        if not target.is_relative_to(root):
+            raise PathRefused(f"{path}: outside collection {c.name}")
+        probe = root
+        for part in Path(rel).parts:
+            probe = probe / part
+            if probe.is_symlink():
+                raise PathRefused(f"{path}: symlinks are not followed ({part})")
+        return target
+
+    # -- status ------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        try:
+            resolved: str | None = resolve_command(self.qs.command, self.env)[0]
+            missing = None
+        except QmdError as exc:
+            resolved, missing = None, str(exc)
+        with self._lock:
+            reason = self.fallback_reason or missing
+            kind = self.failure_kind or ("missing" if missing else None)
+            data: dict[str, Any] = {
+                "command": self.qs.command,
+                "resolved_command": resolved,
+                "search_mode": self.qs.search_mode,
+                "home": str(self.home.root),
+                "started": self._started,
+                "healthy": None if (self.last_ok is None and reason is None) else reason is None,
+                "fallback": "builtin" if reason else None,
+                "fallback_reason": reason,
+                "failure_kind": kind,
+                "last_ok": _iso(self.last_ok),
+                "last_failure": _iso(self.last_failure),
+                "searches": self.searches,
+                "fallbacks": self.fallbacks,
+                "refreshing": self.refreshing,
+                "last_update": self.last_update.to_dict() if self.last_update else None,
+                "last_embed": self.last_embed.to_dict() if self.last_embed else None,
+                "embed_model": str(self.embed_model) if self.embed_model else None,
+                "embed_enabled": self.embed_enabled,
+                "collections": [
+                    {"name": c.name, "path": str(c.path), "pattern": c.pattern, "kind": c.kind}
+                    for c in self.collections
+                ],
+                "reconciled": self._reconciled,
+                "reconcile": (
+                    {
+                        "kept": self.reconcile_report.kept,
+                        "added": self.reconcile_report.added,
+                        "removed": self.reconcile_report.removed,
+                        "errors": self.reconcile_report.errors,
+                    }
+                    if self.reconcile_report
+                    else None
+                ),
+                "sessions_export": (
+                    {
+                        "dir": str(self.sessions_out),
+                        "written": len(self.export_report.written),
+                        "unchanged": self.export_report.unchanged,
+                        "removed": len(self.export_report.removed),
+                        "expired": self.export_report.expired,
+                    }
+                    if self.export_report and self.sessions_out
+                    else None
+                ),
+                "limits": {
+                    "maxResults": self.qs.limits.max_results,
+                    "maxSnippetChars": self.qs.limits.max_snippet_chars,
+                    "maxInjectedChars": self.qs.limits.max_injected_chars,
+                    "timeoutMs": self.qs.limits.timeout_ms,
+                },
+                "warnings": list(self.warnings),
+            }
+        return data
+
+
+def _iso(t: float | None) -> str | None:
+    return None if t is None else dt.datetime.fromtimestamp(t).isoformat(timespec="seconds")
