@@ -19,7 +19,6 @@ import httpx
 from engine.embeddings.base import ProviderError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -91,7 +90,7 @@ def download(
             total = have + int(length) if length and length.isdigit() else None
             resumed_from = have
             with part.open("ab" if have else "wb") as fh:
-                for block in resp.iter_bytes(CHUNK_BYTES):
+                for block in resp.iter_bytes():  # as received, so a drop keeps every byte
                     fh.write(block)
                     have += len(block)
                     if progress:
