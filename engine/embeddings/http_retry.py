@@ -1,0 +1,288 @@
+"""One HTTP path for every remote embedding provider: timeouts, retries, redaction.
+
+SPEC §7: retry (3 times by default) on 429, 5xx, transport failures and bodies
+that talk about rate limits; back off 500 ms doubling with ±20 % jitter, capped
+at 8 s; a server's ``Retry-After`` / ``retry-after-ms`` wins over the schedule.
+401/403/404 are configuration problems and fail at once with a clear message.
+
+The API key must never reach a log, an exception or the status screen: every
+message built here goes through ``Redactor``, which blanks the key and any
+secret header value even when a server echoes them back.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from engine.embeddings.base import ProviderError
+
+#: Body texts that mean "slow down" even when the status code does not say so.
+RATE_LIMIT_TEXT = re.compile(
+    r"rate[ _-]?limit|too many requests|resource[ _-]?exhausted|quota[ _-]?exceeded"
+    r"|overloaded|throttl",
+    re.IGNORECASE,
+)
+NO_RETRY_STATUS = {401: "unauthorized", 403: "forbidden", 404: "not found"}
+SECRET_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|cookie", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try. Tests shrink the delays through the ``MEMDECK_REMOTE_*`` env vars."""
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    jitter: float = 0.2
+    #: a Retry-After longer than this is not waited for: the call fails instead
+    max_retry_after: float = 60.0
+    timeout: float = 60.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RetryPolicy:
+        """Defaults from SPEC §7, overridable for operators and fast tests."""
+        d = cls()
+        return cls(
+            max_retries=_env_int(env, "MEMDECK_REMOTE_RETRIES", d.max_retries),
+            base_delay=_env_float(env, "MEMDECK_REMOTE_BACKOFF_MS", d.base_delay * 1000) / 1000,
+            max_delay=_env_float(env, "MEMDECK_REMOTE_BACKOFF_CAP_MS", d.max_delay * 1000) / 1000,
+            jitter=d.jitter,
+            max_retry_after=_env_float(env, "MEMDECK_REMOTE_MAX_RETRY_AFTER_S", d.max_retry_after),
+            timeout=_env_float(env, "MEMDECK_REMOTE_TIMEOUT_S", d.timeout),
+        )
+
+    def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
+        """Delay before retry number ``attempt`` (0-based): doubling, jittered, capped."""
+        raw = min(self.max_delay, self.base_delay * (2**attempt))
+        spread = (rng or random).uniform(-self.jitter, self.jitter)
+        return max(0.0, min(self.max_delay, raw * (1 + spread)))
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    try:
+        return max(0, int(env[name]))
+    except (KeyError, ValueError):
+        return default
+
+
+def _env_float(env: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        value = float(env[name])
+    except (KeyError, ValueError):
+        return default
+    return value if value >= 0 else default
+
+
+def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: ``retry-after-ms`` (OpenAI), then
+    ``Retry-After`` as seconds or an HTTP date."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class Redactor:
+    """Blanks secrets (the key, secret header values) out of any text."""
+
+    def __init__(self, secrets: Iterable[str | None]):
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        # keys passed in URLs (``?key=...``) by hand-written base URLs
+        return re.sub(r"([?&](?:key|api_key|apikey|token)=)[^&\s]+", r"\1***", text)
+
+
+def secret_header_values(headers: Mapping[str, str]) -> list[str]:
+    out = []
+    for name, value in headers.items():
+        if SECRET_HEADER.search(name):
+            out.append(value)
+            if " " in value:  # "Bearer sk-..." → also the bare token
+                out.append(value.split(" ", 1)[1])
+    return out
+
+
+@dataclass
+class CallStats:
+    """Counters a provider reports through ``EmbedProgress`` and ``describe()``."""
+
+    requests: int = 0
+    retries: int = 0
+    last_error: str | None = None
+
+
+RetryHook = Callable[[int, float, str], None]  # (retry number, delay seconds, why)
+
+
+class HttpTransport:
+    """An ``httpx.Client`` plus the retry loop; one per provider, thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        headers: Mapping[str, str],
+        policy: RetryPolicy,
+        redactor: Redactor,
+        label: str,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.policy = policy
+        self.redact = redactor
+        self.label = label
+        self.sleep = sleep
+        self.stats = CallStats()
+        self.rng = random.Random()
+        self.client = httpx.Client(
+            headers=dict(headers),
+            timeout=httpx.Timeout(policy.timeout, connect=min(10.0, policy.timeout)),
+            follow_redirects=True,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- the one request path -------------------------------------------------
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        json_body: Any = None,
+        content: bytes | None = None,
+        files: Mapping[str, Any] | None = None,
+        data: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        on_retry: RetryHook | None = None,
+        expect: str = "json",
+    ) -> Any:
+        """Send with retries; returns parsed JSON (``expect="json"``) or raw bytes."""
+        attempt = 0
+        shown = self.redact(url)
+        while True:
+            self.stats.requests += 1
+            try:
+                response = self.client.request(
+                    method,
+                    url,
+                    json=json_body,
+                    content=content,
+                    files=files,
+                    data=data,
+                    headers=headers,
+                )
+            except httpx.TimeoutException:
+                why = f"{self.label}: no answer from {shown} within {self.policy.timeout:g} s"
+                attempt = self._retry_or_raise(attempt, why, None, on_retry, status=None)
+                continue
+            except httpx.TransportError as exc:
+                why = f"{self.label}: cannot reach {shown}: {self.redact(str(exc)) or type(exc)}"
+                attempt = self._retry_or_raise(attempt, why, None, on_retry, status=None)
+                continue
+            status = response.status_code
+            body = response.content
+            if status in NO_RETRY_STATUS:
+                hint = " (check the API key)" if status in (401, 403) else " (check baseUrl/model)"
+                raise self._error(
+                    f"{self.label}: HTTP {status} {NO_RETRY_STATUS[status]} from {shown}{hint}: "
+                    f"{self._excerpt(body)}",
+                    status=status,
+                    retryable=False,
+                )
+            text = body.decode("utf-8", errors="replace")
+            if status == 429 or status >= 500 or (status >= 400 and RATE_LIMIT_TEXT.search(text)):
+                why = f"{self.label}: HTTP {status} from {shown}: {self._excerpt(body)}"
+                wait = parse_retry_after(response.headers)
+                attempt = self._retry_or_raise(attempt, why, wait, on_retry, status=status)
+                continue
+            if status >= 400:
+                raise self._error(
+                    f"{self.label}: HTTP {status} from {shown}: {self._excerpt(body)}",
+                    status=status,
+                    retryable=False,
+                )
+            if expect == "bytes":
+                self.stats.last_error = None
+                return body
+            try:
+                payload = json.loads(text)
+            except ValueError:
+                raise self._error(
+                    f"{self.label}: {shown} answered HTTP {status} with invalid JSON: "
+                    f"{self._excerpt(body)}",
+                    status=status,
+                    retryable=False,
+                ) from None
+            err = payload.get("error") if isinstance(payload, dict) else None
+            if err and RATE_LIMIT_TEXT.search(json.dumps(err)):
+                why = f"{self.label}: {shown} reported a rate limit: {self._excerpt(body)}"
+                attempt = self._retry_or_raise(attempt, why, None, on_retry, status=status)
+                continue
+            self.stats.last_error = None
+            return payload
+
+    def _retry_or_raise(
+        self,
+        attempt: int,
+        why: str,
+        retry_after: float | None,
+        on_retry: RetryHook | None,
+        *,
+        status: int | None,
+    ) -> int:
+        if attempt >= self.policy.max_retries:
+            raise self._error(
+                f"{why} (gave up after {attempt + 1} attempts)", status=status, retryable=True
+            )
+        if retry_after is not None and retry_after > self.policy.max_retry_after:
+            raise self._error(
+                f"{why} (server asks to wait {retry_after:.0f} s; not waiting longer than "
+                f"{self.policy.max_retry_after:.0f} s)",
+                status=status,
+                retryable=True,
+            )
+        delay = retry_after if retry_after is not None else self.policy.backoff(attempt, self.rng)
+        self.stats.retries += 1
+        self.stats.last_error = why
+        if on_retry is not None:
+            on_retry(attempt + 1, delay, why)
+        if delay > 0:
+            self.sleep(delay)
+        return attempt + 1
+
+    def _excerpt(self, body: bytes, limit: int = 300) -> str:
+        text = " ".join(body.decode("utf-8", errors="replace").split())
+        text = self.redact(text)
+        return text if len(text) <= limit else text[:limit] + "…"
+
+    def _error(self, message: str, *, status: int | None, retryable: bool) -> ProviderError:
+        message = self.redact(message)
+        self.stats.last_error = message
+        return ProviderError(message, retryable=retryable, status=status)
