@@ -97,7 +97,9 @@ class RemoteProvider:
             label=self.id,
             **kwargs,
         )
-        self._dims: int | None = None if endpoint.custom else self._documented_dims()
+        self._dims: int | None = self._requested_dims() or (
+            None if endpoint.custom else self._documented_dims()
+        )
         self._dims_lock = threading.Lock()
         self.batch: BatchRunner | None = None
         wire = self._batch_wire()
@@ -116,6 +118,10 @@ class RemoteProvider:
 
     def _documented_dims(self) -> int | None:
         return KNOWN_DIMS.get(self.model)
+
+    def _requested_dims(self) -> int | None:
+        """A size the request itself asks for (trusted on any endpoint)."""
+        return None
 
     def _space_extra(self) -> tuple[object, ...]:
         """Request options that change the vector space (part of the cache key)."""
@@ -140,7 +146,7 @@ class RemoteProvider:
         if self._dims is None:
             with self._dims_lock:
                 if self._dims is None:
-                    rows = self._post_texts([PROBE_TEXT], "query", None)
+                    rows = self._post_texts([PROBE_TEXT], "document", None)
                     self._dims = self._as_matrix(rows, 1).shape[1]
         return self._dims
 
@@ -358,9 +364,10 @@ class GeminiProvider(RemoteProvider):
         return {"x-goog-api-key": key} if key else {}
 
     def _documented_dims(self) -> int | None:
-        if self._is_v2:
-            return self.output_dimensionality
         return KNOWN_DIMS.get(self.model.removeprefix("models/"))
+
+    def _requested_dims(self) -> int | None:
+        return self.output_dimensionality if self._is_v2 else None
 
     def _space_extra(self) -> tuple[object, ...]:
         return (self.output_dimensionality,) if self._is_v2 else ()

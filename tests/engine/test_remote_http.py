@@ -112,7 +112,10 @@ def test_remote_block_does_not_leak_into_a_remote_fallback(make_settings) -> Non
         }
     )
     ep = resolve_endpoint("gemini", s, {"GEMINI_API_KEY": "g-key"})
-    assert (ep.api_key, ep.base_url) == ("g-key", "https://generativelanguage.googleapis.com/v1beta")
+    assert (ep.api_key, ep.base_url) == (
+        "g-key",
+        "https://generativelanguage.googleapis.com/v1beta",
+    )
     # but a local primary hands remote.* to its remote fallback (OpenClaw's local→openai setup)
     s2 = make_settings(**{"provider": "local", "fallback": "openai", "remote.api_key": "k"})
     assert resolve_endpoint("openai", s2, {}).key_source == "remote.apiKey"
