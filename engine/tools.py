@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.core import Engine
+from engine.recall import record_search
 from engine.search import SearchOutcome, citation, snippet
 from engine.workspace import PathRefused
 
@@ -88,7 +89,11 @@ def memory_search(
     min_score: float | None = None,
     *,
     explain: bool = False,
+    session_key: str | None = None,
+    backend: str | None = None,
 ) -> dict[str, Any]:
+    """memory_search; under ``memory.backend = "qmd"`` qmd answers, the builtin index
+    only when qmd fails (``backend`` forces one: "qmd" or "builtin")."""
     reason = tools_disabled_reason(engine)
     if reason:
         return {
@@ -102,6 +107,20 @@ def memory_search(
         options = options.with_(max_results=max(1, int(max_results)))
     if min_score is not None:
         options = options.with_(min_score=min(1.0, max(0.0, float(min_score))))
+    qmd_fallback = None
+    if engine.qmd is not None and backend != "builtin":
+        from engine.qmd.backend import answer_dict
+
+        answer = engine.qmd.search(
+            query,
+            max_results=max_results,
+            min_score=min_score,
+            session_key=session_key,
+            citations=citations_on(engine),
+        )
+        if answer.ok:
+            return answer_dict(engine.qmd, answer, engine.settings.citations)
+        qmd_fallback = {"from": "qmd", "to": "builtin", "reason": answer.error}
     try:
         outcome = engine.search(query, options)
     except Exception as exc:
@@ -111,7 +130,12 @@ def memory_search(
             "error": f"{type(exc).__name__}: {exc}",
             "action": "run `memdeck status` and `memdeck index --force`",
         }
-    return search_result_dict(engine, outcome, explain=explain)
+    record_search(engine, query, outcome)  # recall evidence for dreaming; never raises
+    out = search_result_dict(engine, outcome, explain=explain)
+    if qmd_fallback is not None:
+        out["backend"] = "builtin"
+        out["backendFallback"] = qmd_fallback
+    return out
 
 
 def memory_get(
@@ -122,7 +146,12 @@ def memory_get(
     if reason:
         return {"text": "", "path": path, "disabled": True, "error": reason}
     try:
-        target = engine.workspace.resolve(path)
+        if engine.qmd is not None and path.strip().replace("\\", "/").startswith("qmd/"):
+            target = engine.qmd.resolve_qmd_path(path)
+            shown = path.strip().replace("\\", "/")
+        else:
+            target = engine.workspace.resolve(path)
+            shown = engine.workspace.rel(target)
     except PathRefused as exc:
         return {"text": "", "path": path, "error": str(exc)}
     doc = engine.workspace.read(target)
@@ -144,7 +173,7 @@ def memory_get(
         truncated = True
     out: dict[str, Any] = {
         "text": text,
-        "path": engine.workspace.rel(target),
+        "path": shown,
         "from": start,
         "lines": len(chosen),
     }

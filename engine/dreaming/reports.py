@@ -1,0 +1,137 @@
+"""Dreaming reports: DREAMS.md blocks and per-phase report files.
+
+``storage.mode`` decides where a phase run is written:
+
+* ``inline`` (default): the phase's block in ``DREAMS.md`` at the workspace root
+  (``## Light Sleep``, ``## Deep Sleep``, ``## REM Sleep``). Each run replaces
+  its own block, between ``<!-- memdeck:dreaming:<phase> -->`` markers, and
+  leaves everything else in the file alone, so notes the user writes there
+  survive.
+* ``separate``: ``memory/dreaming/<phase>/YYYY-MM-DD.md``, one file per phase
+  and day (a later run the same day replaces it). ``storage.separateReports``
+  true adds these files in inline mode too; ``both`` writes both.
+
+These files are never candidates themselves: entries under ``memory/dreaming/``
+are skipped when material is gathered, and DREAMS.md is not a memory file.
+Nothing here touches MEMORY.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from engine.dreaming.deep import WEIGHTS, DeepResult, Proposal
+from engine.dreaming.light import LightResult
+from engine.dreaming.rem import RemResult
+from engine.workspace import atomic_write
+
+DREAMS_FILE = "DREAMS.md"
+REPORTS_DIR = "memory/dreaming"
+TITLES = {"light": "Light Sleep", "deep": "Deep Sleep", "rem": "REM Sleep"}
+_TEXT_CHARS = 160
+
+
+def _short(text: str, limit: int = _TEXT_CHARS) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def render_light(result: LightResult, at: dt.datetime) -> str:
+    lines = [
+        f"_{at:%Y-%m-%d %H:%M} · {len(result.staged)} staged from {result.considered} entries"
+        f" · {len(result.merges)} near-duplicates folded_",
+        "",
+    ]
+    for c in result.staged:
+        lines.append(
+            f"- {_short(c.text)} — {c.recall_count} recalls, {c.unique_queries} queries"
+            f" ({', '.join(c.sources[:3])})"
+        )
+    if not result.staged:
+        lines.append("- nothing recent to stage")
+    return "\n".join(lines)
+
+
+def _proposal_line(p: Proposal) -> str:
+    parts = p.parts
+    detail = ", ".join(f"{name} {getattr(parts, name):.2f}" for name in WEIGHTS)
+    tag = " (recovered)" if p.recovered else ""
+    return f"- **{p.score:.3f}**{tag} {_short(p.candidate.text)} — {detail}"
+
+
+def render_deep(result: DeepResult, at: dt.datetime, written: list[str]) -> str:
+    lines = [
+        f"_{at:%Y-%m-%d %H:%M} · {len(result.proposed)} proposed, {len(result.recovered)} "
+        f"recovered, health {result.health:.2f}"
+        + (" (recovery ran)" if result.recovery_triggered else "")
+        + "_",
+        "",
+    ]
+    lines += [_proposal_line(p) for p in result.queue]
+    if not result.queue:
+        lines.append("- no candidate passed the gates")
+    if written:
+        lines += ["", f"Auto-written to MEMORY.md: {', '.join(written)}"]
+    else:
+        lines += ["", "Nothing was written to MEMORY.md: review the queue (`memdeck promote`)."]
+    return "\n".join(lines)
+
+
+def render_rem(result: RemResult, at: dt.datetime) -> str:
+    stamp = f"{at:%Y-%m-%d %H:%M}"
+    lines = [f"_{stamp} · {len(result.themes)} themes from {result.entries} entries_", ""]
+    for t in result.themes:
+        lines.append(
+            f"- {t.title} — strength {t.strength:.2f} ({t.support}/{t.union} entries: "
+            f"{', '.join(t.sources[:3])})"
+        )
+    if not result.themes:
+        lines.append("- no theme reached the strength threshold")
+    return "\n".join(lines)
+
+
+def replace_block(text: str, phase: str, body: str) -> str:
+    """Pure: ``text`` with the phase's managed block replaced (or appended)."""
+    start = f"<!-- memdeck:dreaming:{phase} -->"
+    end = f"<!-- /memdeck:dreaming:{phase} -->"
+    block = f"{start}\n## {TITLES[phase]}\n\n{body.rstrip()}\n{end}"
+    i = text.find(start)
+    j = text.find(end, i + len(start)) if i >= 0 else -1
+    if i >= 0 and j >= 0:
+        return text[:i] + block + text[j + len(end) :]
+    if not text.strip():
+        return f"# Dreams\n\n{block}\n"
+    return text.rstrip("\n") + "\n\n" + block + "\n"
+
+
+def write_report(
+    workspace: Path, phase: str, body: str, day: dt.date, *, inline: bool, separate: bool
+) -> list[Path]:
+    """Write one phase's report where the storage mode says; returns the files written."""
+    written: list[Path] = []
+    if inline:
+        path = workspace / DREAMS_FILE
+        try:
+            before = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            before = ""
+        atomic_write(path, replace_block(before, phase, body).encode("utf-8"))
+        written.append(path)
+    if separate:
+        path = workspace / REPORTS_DIR / phase / f"{day.isoformat()}.md"
+        text = f"# {TITLES[phase]} — {day.isoformat()}\n\n{body.rstrip()}\n"
+        atomic_write(path, text.encode("utf-8"))
+        written.append(path)
+    return written
+
+
+__all__ = [
+    "DREAMS_FILE",
+    "REPORTS_DIR",
+    "render_deep",
+    "render_light",
+    "render_rem",
+    "replace_block",
+    "write_report",
+]
