@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 EXIT_OK, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2
-COMMANDS = ("status", "index", "search", "get", "model", "demo", "tui")
+COMMANDS = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 
 
 class UsageError(Exception):
@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", parents=[common], help="sync the index with the files")
     p.add_argument("--force", action="store_true", help="full atomic reindex")
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    p = sub.add_parser(
+        "watch", parents=[common], help="keep the index in sync with the files until Ctrl-C"
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p = sub.add_parser("search", parents=[common], help="memory_search from the shell")
     p.add_argument("query", nargs="?", help="search text")
     p.add_argument("--max-results", type=int, dest="max_results")
@@ -170,6 +174,51 @@ def cmd_index(args: argparse.Namespace) -> int:
         text += f"\nwarning: {err}"
     _emit(args, data, text)
     return EXIT_OK
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Run the background sync service in the foreground until SIGINT/SIGTERM.
+
+    Progress goes to stderr; with ``--json``, stdout gets one JSON object per
+    line for each sync start, end, failure and watcher state change
+    (``{"event": "SyncDone", ...}``), for scripts and tests to follow.
+    """
+    import dataclasses
+    import signal
+    import threading
+
+    from engine.events import SyncDone, SyncFailed, SyncStarted, SyncStatus
+    from engine.progress_bar import ProgressPrinter
+    from engine.sync_service import SyncService
+
+    engine = _open_engine(args)
+    stop = threading.Event()
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    service = SyncService(engine)
+    if args.json:
+
+        def emit(event: object) -> None:
+            if isinstance(event, SyncStarted | SyncDone | SyncFailed | SyncStatus):
+                data = {"event": type(event).__name__, **dataclasses.asdict(event)}
+                print(json.dumps(data, default=str), flush=True)
+
+        engine.bus.subscribe(emit)
+    elif not args.quiet:
+        engine.bus.subscribe(ProgressPrinter(sys.stderr))
+    try:
+        service.start()
+        if not args.json:
+            print(f"watching {engine.workspace.root} (Ctrl-C to stop)", file=sys.stderr)
+        while not stop.wait(0.2):
+            pass
+    finally:
+        clean = service.stop()
+        engine.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return EXIT_OK if clean else EXIT_RUNTIME
 
 
 def _search_options(engine, args: argparse.Namespace):
@@ -323,7 +372,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     created = create_demo_workspace(target)
     print(f"demo workspace: {target} ({'created' if created else 'exists'})", file=sys.stderr)
     if args.no_tui:
-        args.workspace = target
+        # the demo parser has no index flags: build the index as `memdeck index --progress`
+        args.workspace, args.force, args.progress = target, False, sys.stderr.isatty()
         return cmd_index(args)
     return launch_tui(args, target)
 
@@ -361,6 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers = {
         "status": cmd_status,
         "index": cmd_index,
+        "watch": cmd_watch,
         "search": cmd_search,
         "get": cmd_get,
         "demo": cmd_demo,

@@ -832,6 +832,11 @@ def _resolve_workspace(
     """CLI argument, else the agent's own workspace, else the shared default."""
     if workspace is not None:
         return Path(os.path.abspath(paths.expand_user(workspace, ctx.env)))
+    return _agent_workspace(root, entry, ctx)
+
+
+def _agent_workspace(root: _Reader, entry: _Reader, ctx: _Context) -> Path:
+    """The workspace openclaw.json gives this agent (what OpenClaw itself would use)."""
     found = entry.path(("workspace",)) or root.path(("agents", "defaults", "workspace"))
     return found or paths.home_dir(ctx.env) / ".openclaw" / "workspace"
 
@@ -916,6 +921,7 @@ def load_settings(
     return Settings(
         agent_id=chosen_agent,
         workspace=resolved_workspace,
+        agent_workspace=_agent_workspace(root, override_reader, ctx),
         state_dir=state,
         config_path=read_path,
         memory_search=memory_search,

@@ -8,6 +8,7 @@ default lives in exactly one place: the field default below.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -156,6 +157,9 @@ class Settings:
     agent_id: str = "main"
     workspace: Path = field(default_factory=lambda: Path.home() / ".openclaw" / "workspace")
     state_dir: Path = field(default_factory=lambda: Path.home() / ".openclaw")
+    #: the agent's workspace per openclaw.json; ``workspace`` differs when a folder
+    #: was given on the command line (``memdeck PATH``)
+    agent_workspace: Path | None = None
     config_path: Path | None = None  # the file actually read, if any
     memory_search: MemorySearchSettings = field(default_factory=MemorySearchSettings)
     backend: str = "builtin"  # memory.backend
@@ -171,4 +175,9 @@ class Settings:
     def index_path(self) -> Path:
         if self.memory_search.store.path is not None:
             return self.memory_search.store.path
-        return self.state_dir / "memory" / f"{self.agent_id}.memdeck.sqlite"
+        if self.agent_workspace is None or self.workspace == self.agent_workspace:
+            return self.state_dir / "memory" / f"{self.agent_id}.memdeck.sqlite"
+        # Another folder (the demo, any notes folder) gets its own index, so opening
+        # it never rewrites the agent's index with unrelated files.
+        tag = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:10]
+        return self.state_dir / "memory" / f"{self.agent_id}.{tag}.memdeck.sqlite"

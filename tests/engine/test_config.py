@@ -991,3 +991,16 @@ def test_expand_user(home: Path, env: dict[str, str]) -> None:
     assert paths.expand_user("~/a/b", env) == home / "a" / "b"
     assert paths.expand_user("/abs/~x", env) == Path("/abs/~x")
     assert paths.expand_user("rel", env) == Path("rel")
+
+
+def test_a_folder_given_on_the_command_line_gets_its_own_index(
+    home: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    agent = load_settings(env=env)
+    other = load_settings(env=env, workspace=tmp_path / "notes")
+    same = load_settings(env=env, workspace=home / ".openclaw" / "workspace")
+    assert agent.index_path == home / ".openclaw" / "memory" / "main.memdeck.sqlite"
+    assert same.index_path == agent.index_path
+    assert other.index_path.parent == agent.index_path.parent
+    assert other.index_path.name.startswith("main.") and other.index_path != agent.index_path
+    assert load_settings(env=env, workspace=tmp_path / "notes").index_path == other.index_path

@@ -55,7 +55,7 @@ def test_tensor_names(hf: str, gguf: str | None) -> None:
 
 
 def test_unknown_tensor_is_an_error() -> None:
-    with pytest.raises(ModelImportError, match="decoder.weight"):
+    with pytest.raises(ModelImportError, match=r"decoder\.weight"):
         gguf_tensor_name("decoder.weight")
 
 
@@ -102,7 +102,7 @@ def test_missing_weights_and_folder(tmp_path: Path) -> None:
             }
         )
     )
-    with pytest.raises(ModelImportError, match="missing model.safetensors"):
+    with pytest.raises(ModelImportError, match=r"missing model\.safetensors"):
         read_bert_model(tmp_path)
 
 
