@@ -67,8 +67,10 @@ class BertReference:
             )
             scores = np.einsum("qhd,khd->hqk", q, k) / np.sqrt(hd)
             ctx = np.einsum("hqk,khd->qhd", _softmax(scores), v).reshape(n, d)
-            x = self._ln(self._linear(ctx, p + "attention.output.dense") + x,
-                         p + "attention.output.LayerNorm")
+            x = self._ln(
+                self._linear(ctx, p + "attention.output.dense") + x,
+                p + "attention.output.LayerNorm",
+            )
             ff = self._linear(_gelu(self._linear(x, p + "intermediate.dense")), p + "output.dense")
             x = self._ln(ff + x, p + "output.LayerNorm")
         return x

@@ -195,9 +195,21 @@ def test_missing_and_broken_model_files(tmp_path: Path) -> None:
 def test_cli_model_import_json(packaged: Path, tmp_path: Path) -> None:
     out = tmp_path / "m.gguf"
     proc = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "model", "import", str(packaged),
-         "--out", str(out), "--no-register", "--json"],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "engine.cli",
+            "model",
+            "import",
+            str(packaged),
+            "--out",
+            str(out),
+            "--no-register",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert proc.returncode == 0, proc.stderr
@@ -206,7 +218,9 @@ def test_cli_model_import_json(packaged: Path, tmp_path: Path) -> None:
     assert out.is_file()
     bad = subprocess.run(
         [sys.executable, "-m", "engine.cli", "model", "import", str(tmp_path / "nothing")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert bad.returncode == 1
