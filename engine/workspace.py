@@ -149,6 +149,31 @@ class Workspace:
         out.sort(key=lambda f: f.rel)
         return out
 
+    def list_extra_files(self, suffixes: tuple[str, ...]) -> list[MemoryFile]:
+        """Files under extraPaths with one of ``suffixes`` (images/audio for multimodal
+        indexing); same rules as Markdown: no symlinks, ignored dirs skipped."""
+        wanted = tuple(s.lower() for s in suffixes)
+        out: dict[Path, MemoryFile] = {}
+        for extra in self.extra_paths:
+            if _is_symlink(extra) or any(_is_symlink(p) for p in _parents_below(extra, self.root)):
+                continue
+            if extra.is_dir():
+                found: list[Path] = []
+                for dirpath, dirnames, filenames in os.walk(extra, followlinks=False):
+                    dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
+                    found += [Path(dirpath) / n for n in filenames if n.lower().endswith(wanted)]
+            else:
+                found = [extra] if extra.name.lower().endswith(wanted) else []
+            for path in found:
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode) and path not in out:
+                    rel = self.rel(path)
+                    out[path] = MemoryFile(rel, path, "extra", st.st_size, st.st_mtime)
+        return sorted(out.values(), key=lambda f: f.rel)
+
     def watch_roots(self) -> list[Path]:
         """Paths a file watcher should observe (existing ones only)."""
         roots = [self.root / n for n in ROOT_MEMORY_FILES] + [self.root / MEMORY_DIR]
