@@ -93,7 +93,7 @@ def create_provider(settings: Settings, env: Mapping[str, str] = os.environ) -> 
             from engine.embeddings.fallback import FallbackProvider
 
             provider: EmbeddingProvider = FallbackProvider(
-                primary, _factory(ms.fallback, settings, env)
+                primary, _factory(ms.fallback, settings, env), primary_name=name
             )
         else:
             provider = primary()

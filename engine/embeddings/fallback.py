@@ -32,8 +32,15 @@ class ProviderSwitched(RuntimeError):
 class FallbackProvider:
     """Delegates to the primary until it fails, then to the fallback for good."""
 
-    def __init__(self, primary_factory: ProviderFactory, fallback_factory: ProviderFactory):
+    def __init__(
+        self,
+        primary_factory: ProviderFactory,
+        fallback_factory: ProviderFactory,
+        *,
+        primary_name: str = "primary",
+    ):
         self._fallback_factory = fallback_factory
+        self._primary_name = primary_name
         self._lock = threading.RLock()
         self.switch: dict[str, object] | None = None
         #: bumped on every switch, so holders of a cached fingerprint can notice
@@ -68,7 +75,7 @@ class FallbackProvider:
         with self._lock:
             if self.switch:
                 return
-            primary_name = getattr(self.primary, "id", None) or "primary"
+            primary_name = getattr(self.primary, "id", None) or self._primary_name
             try:
                 self.secondary = self._fallback_factory()
             except ProviderError as fb_exc:

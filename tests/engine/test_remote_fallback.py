@@ -1,0 +1,179 @@
+"""``memorySearch.fallback`` through the real engine: a failing primary hands over
+to the fallback, the new fingerprint forces exactly one atomic full reindex, and
+status / memory_search say what happened and why."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.core import Engine
+from engine.events import SyncDone
+from engine.tools import search_result_dict
+from tests.engine_fixtures import write
+from tests.provider_servers import ProviderServer, Reply, always
+
+KEY = "sk-primary-123456"
+GKEY = "gemini-key-654321"
+FAST = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
+
+
+@pytest.fixture
+def primary() -> Iterator[ProviderServer]:
+    with ProviderServer(api_key=KEY, dims=16) as s:
+        yield s
+
+
+@pytest.fixture
+def backup() -> Iterator[ProviderServer]:
+    with ProviderServer(api_key=GKEY, dims=24) as s:
+        yield s
+
+
+@pytest.fixture
+def notes(workspace_dir: Path) -> Path:
+    write(workspace_dir, "MEMORY.md", "# Memory\n\nDana prefers flat white coffee.\n")
+    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\nAtlas rollback plan drafted.\n")
+    return workspace_dir
+
+
+@pytest.fixture
+def engine(make_settings, primary, backup, notes) -> Iterator[Engine]:
+    settings = make_settings(
+        **{
+            "provider": "openai",
+            "fallback": "gemini",
+            "remote.base_url": primary.url + "/v1",
+            "remote.api_key": KEY,
+        }
+    )
+    # the fallback has its own endpoint and key (models.providers.google.*)
+    settings = dataclasses.replace(
+        settings,
+        provider_base_urls={"google": backup.url + "/v1beta"},
+        provider_api_keys={"google": GKEY},
+    )
+    eng = Engine(settings, env=FAST)
+    yield eng
+    eng.close()
+
+
+def full_flags(eng: Engine) -> list[bool]:
+    flags: list[bool] = []
+    eng.bus.subscribe(lambda e: flags.append(e.full) if isinstance(e, SyncDone) else None)
+    return flags
+
+
+def test_healthy_primary_never_touches_the_fallback(engine, primary, backup) -> None:
+    engine.sync()
+    st = engine.status()
+    assert st["provider"] == "openai" and st["provider_fallback"] is None
+    assert st["provider_detail"]["fallback_provider"] == "configured, not started"
+    assert backup.requests == []
+
+
+def test_primary_down_at_start_switches_before_indexing(engine, primary, backup) -> None:
+    primary.faults = always(Reply(500, {"error": {"message": "boom"}}))
+    flags = full_flags(engine)
+    done = engine.sync()
+    assert done.full and done.chunks_embedded == 2 and not done.errors
+    assert flags == [True]
+    st = engine.status()
+    assert (st["provider"], st["model"], st["dims"]) == ("gemini", "gemini-embedding-001", 24)
+    assert st["provider_fallback"]["from"] == "openai" and st["provider_fallback"]["to"] == "gemini"
+    assert "HTTP 500" in st["provider_fallback"]["reason"]
+    assert st["provider_detail"]["endpoint"] == backup.url + "/v1beta"
+    assert st["provider_detail"]["api_key"] == "<redacted> from models.providers.google.apiKey"
+    assert backup.embed_requests()[0].headers["x-goog-api-key"] == GKEY
+    assert KEY not in repr(st) and GKEY not in repr(st)
+
+
+def test_primary_failing_mid_sync_forces_exactly_one_full_reindex(
+    engine, primary, backup, notes
+) -> None:
+    first = engine.sync()
+    assert first.full and engine.store.fingerprint()["provider"] == "openai"
+    primary.faults = always(Reply(401, {"error": {"message": f"key {KEY} revoked"}}))
+    write(notes, "memory/2026-03-02.md", "# 2026-03-02\n\nBought oat milk for the office.\n")
+    flags = full_flags(engine)
+    done = engine.sync()
+    # the incremental sync stopped at the failure; one full rebuild replaced it
+    assert flags == [True]
+    assert done.full and done.files_indexed == 3 and done.chunks_embedded == 3
+    assert engine.store.fingerprint()["provider"] == "gemini"
+    assert engine.store.dims == 24
+    st = engine.status()
+    assert not st["needs_full_reindex"]
+    reason = st["provider_fallback"]["reason"]
+    assert "HTTP 401" in reason and KEY not in reason
+    # later syncs are incremental again and re-embed nothing
+    again = engine.sync()
+    assert not again.full and again.chunks_embedded == 0
+    outcome = engine.search("oat milk", engine.default_options().with_(min_score=0))
+    assert outcome.mode == "hybrid" and outcome.results[0].path == "memory/2026-03-02.md"
+    result = search_result_dict(engine, outcome)
+    assert result["provider"] == "gemini" and result["fallback"]["from"] == "openai"
+
+
+def test_query_failure_switches_and_search_degrades_to_keywords(engine, primary, backup) -> None:
+    engine.sync()
+    primary.faults = always(Reply(503, "down"))
+    outcome = engine.search("flat white", engine.default_options().with_(min_score=0))
+    assert "switched to the fallback" in outcome.retrieval.vector_error
+    assert outcome.results[0].path == "MEMORY.md"  # keyword hit still served
+    st = engine.status()
+    assert st["needs_full_reindex"] and st["provider"] == "gemini"
+    # until the rebuild, the old vectors are not compared with the new provider's
+    during = engine.search("flat white", engine.default_options().with_(min_score=0))
+    assert during.mode == "fts" and during.retrieval.vector_hits == []
+    flags = full_flags(engine)
+    assert engine.sync().full and flags == [True]
+    after = engine.search("flat white coffee", engine.default_options().with_(min_score=0))
+    assert after.mode == "hybrid" and after.retrieval.vector_hits
+
+
+def test_both_failing_reports_both_reasons(make_settings, notes, primary) -> None:
+    primary.faults = always(Reply(500, "boom"))
+    settings = make_settings(
+        **{
+            "provider": "openai",
+            "fallback": "voyage",  # no Voyage key anywhere
+            "remote.base_url": primary.url + "/v1",
+            "remote.api_key": KEY,
+        }
+    )
+    eng = Engine(settings, env=FAST)
+    try:
+        st = eng.status()
+        assert st["provider"] == "none" and st["mode"] == "fts"
+        assert "fallback could not start" in st["provider_error"]
+        assert "VOYAGE_API_KEY" in st["provider_error"]
+        assert eng.sync().files_indexed == 2  # keyword search still works
+    finally:
+        eng.close()
+
+
+def test_missing_local_model_falls_back_to_remote(make_settings, notes, primary) -> None:
+    settings = make_settings(
+        **{
+            "provider": "local",
+            "fallback": "openai",
+            "local.explicit": True,
+            "local.model_path": str(notes / "missing.gguf"),
+            "remote.base_url": primary.url + "/v1",
+            "remote.api_key": KEY,
+        }
+    )
+    eng = Engine(settings, env=FAST)
+    try:
+        st = eng.status()
+        assert st["provider"] == "openai"
+        assert st["provider_fallback"]["from"] == "local"
+        assert st["provider_fallback"]["reason"].startswith("local could not start: ")
+        assert "local embedding model not found" in st["provider_fallback"]["reason"]
+        assert eng.sync().chunks_embedded == 2
+    finally:
+        eng.close()
