@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 
 EXIT_OK, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2
 COMMANDS = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
+COMMANDS += ("sessions", "promote", "dream")  # engine.dreaming.commands
 
 
 class UsageError(Exception):
@@ -81,6 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-tui", action="store_true", help="only create and index it")
     p = sub.add_parser("tui", parents=[common], help="open the terminal app")
     p.add_argument("path", nargs="?", type=Path)
+    sub.add_parser("sessions", parents=[common], help="token estimate and memory-flush state")
+    p = sub.add_parser("promote", parents=[common], help="review dreaming candidates for MEMORY.md")
+    p.add_argument("--apply", action="store_true", help="accept the listed candidates")
+    p.add_argument("--key", action="append", dest="keys", help="only this candidate (repeatable)")
+    p.add_argument("--reject", action="append", default=[], metavar="KEY", help="reject KEY")
+    p = sub.add_parser("dream", parents=[common], help="run dreaming phases (writes DREAMS.md)")
+    p.add_argument("--phase", action="append", choices=("light", "deep", "rem"))
+    p.add_argument("--due", action="store_true", help="only phases whose cron time has come")
     return parser
 
 
@@ -365,6 +374,12 @@ def cmd_model_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _dreaming_commands():
+    from engine.dreaming import commands
+
+    return commands
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from engine.demo import create_demo_workspace, default_demo_dir
 
@@ -416,6 +431,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "get": cmd_get,
         "demo": cmd_demo,
         "model": cmd_model_import,
+        "sessions": lambda a: _dreaming_commands().sessions_command(a),
+        "promote": lambda a: _dreaming_commands().promote_command(a),
+        "dream": lambda a: _dreaming_commands().dream_command(a),
     }
     try:
         if args.command == "tui":
