@@ -8,10 +8,12 @@ builds its replacement file; the swap happens under ``_swap_lock``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 import threading
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,18 +22,22 @@ from engine import __version__
 from engine.db import CorruptIndexError, DatabaseError
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.embeddings.factory import ProviderChoice, create_provider
-from engine.events import EventBus, SearchTimed, SyncDone, SyncFailed
+from engine.embeddings.fallback import ProviderSwitched
+from engine.embeddings.multimodal import multimodal_scope
+from engine.events import EventBus, SearchTimed, SyncDone, SyncFailed, SyncProgress
 from engine.indexer import (
     Indexer,
     SourceFile,
+    SyncCancelled,
     clean_debris,
+    copy_into,
     finalize_for_swap,
     index_fingerprint,
+    media_source_files,
     memory_source_files,
-    swap_in,
     temp_index_path,
 )
-from engine.lock import writer_lock
+from engine.lock import IndexLocked, writer_lock
 from engine.search import SearchOptions, SearchOutcome, rank, retrieve
 from engine.settings import Settings
 from engine.store import Store
@@ -43,7 +49,7 @@ class SyncState:
     running: bool = False
     last_done: SyncDone | None = None
     last_error: str | None = None
-    dirty: bool = True
+    dirty: bool = False  # a change seen by this process (watcher, save) not yet synced
 
 
 class Engine:
@@ -71,13 +77,21 @@ class Engine:
         self.provider: EmbeddingProvider | None = self.choice.provider
         self.provider_error: str | None = self.choice.error
         self._fingerprint: dict | None = None
+        self._fp_generation = 0  # a fallback switch bumps the provider's generation
         self._sync_lock = threading.Lock()
         self._swap_lock = threading.RLock()
         self.state = SyncState()
         self.recovered: str | None = None
+        # memory.backend = "qmd": the qmd sidecar answers searches, this index is its fallback.
+        self.qmd = None
+        if settings.backend == "qmd":
+            from engine.qmd.backend import QmdBackend
+
+            self.qmd = QmdBackend(settings, self.workspace, env=env)
         self.index_path.parent.mkdir(parents=True, exist_ok=True)
-        self.debris_removed = clean_debris(self.index_path)
         self.store = self._open_store()
+        self._store_key = self._key_of(self.store)
+        self.debris_removed = self._clean_debris()
 
     # -- store lifecycle -------------------------------------------------------
     def _new_store(self, path: Path) -> Store:
@@ -97,6 +111,47 @@ class Engine:
         except CorruptIndexError as exc:
             return self._recover_corrupt(str(exc))
 
+    def _key_of(self, store: Store) -> tuple[object, ...]:
+        """Which index file ``store`` is (inode) and which build of it (full reindexes)."""
+        try:
+            st = os.stat(self.index_path)
+            ident: tuple[int, int] | None = (st.st_dev, st.st_ino)
+        except OSError:
+            ident = None
+        try:
+            build = store.get_meta("build")
+        except DatabaseError:
+            build = None
+        return ident, build
+
+    def refresh_store(self) -> bool:
+        """Reopen the store if another process rebuilt, replaced or deleted the index.
+
+        Another memdeck's full reindex commits a new build into the same file:
+        this connection already reads it, but the store's cached state (vector
+        table dims) must be reloaded before writing. A file replaced or deleted
+        behind our back (index removed by hand, corrupt-index recovery in another
+        process) must be reopened by path. Cheap: one ``stat`` and one query.
+        """
+        with self._swap_lock:
+            key = self._key_of(self.store)
+            if key == self._store_key:
+                return False
+            self.store.close()
+            self.store = self._open_store()
+            self._store_key = self._key_of(self.store)
+            self.state.dirty = True
+            return True
+
+    def _clean_debris(self) -> list[Path]:
+        """Remove temp files of dead reindexes, keeping the embeddings they hold."""
+        salvage = self.store.copy_cache_from
+        try:
+            with writer_lock(self.index_path, timeout=0):
+                return clean_debris(self.index_path, assume_dead=True, salvage=salvage)
+        except IndexLocked:  # a writer is busy: only remove files of dead processes
+            return clean_debris(self.index_path, salvage=salvage)
+
     def _recover_corrupt(self, why: str) -> Store:
         """Move a damaged index aside (keeping only the latest copy) and start fresh.
 
@@ -114,7 +169,9 @@ class Engine:
         return self._new_store(self.index_path)
 
     def fingerprint(self) -> dict:
-        if self._fingerprint is None:
+        generation = getattr(self.provider, "generation", 0)
+        if self._fingerprint is None or generation != self._fp_generation:
+            self._fp_generation = generation
             try:
                 self._fingerprint = index_fingerprint(self.ms, self.provider)
             except ProviderError as exc:
@@ -127,9 +184,19 @@ class Engine:
     def needs_full_reindex(self) -> bool:
         return self.store.fingerprint() != self.fingerprint()
 
+    def _search_provider(self) -> EmbeddingProvider | None:
+        """The provider for the query vector, unless the index holds another vector
+        space (a fallback switch or a provider change not yet reindexed): comparing
+        across spaces is meaningless, so such a search is keyword-only until then."""
+        stored = self.store.fingerprint() or {}
+        fp = self.fingerprint()
+        keys = ("provider", "model", "provider_key", "dims")
+        return self.provider if all(stored.get(k) == fp.get(k) for k in keys) else None
+
     # -- sync --------------------------------------------------------------------
     def source_files(self) -> list[SourceFile]:
         files = memory_source_files(self.workspace)
+        files += media_source_files(self.workspace, self.ms, self.provider)
         if self.ms.session_memory and "sessions" in self.ms.sources:
             from engine.sessions import session_source_files
 
@@ -139,23 +206,26 @@ class Engine:
     def sync(
         self, *, reason: str = "manual", force: bool = False, cancel: threading.Event | None = None
     ) -> SyncDone:
-        """Bring the index up to date (full atomic rebuild if the fingerprint changed)."""
-        with self._sync_lock, writer_lock(self.index_path, timeout=self.lock_timeout):
+        """Bring the index up to date (full atomic rebuild if the fingerprint changed).
+
+        Blocking, and single-writer across threads and processes. ``cancel``
+        stops it between files (each file is one transaction) or while it waits
+        for another process's writer lock, raising ``SyncCancelled`` or
+        ``LockWaitCancelled``; the index stays consistent either way.
+        """
+        lock = writer_lock(self.index_path, timeout=self.lock_timeout, cancel=cancel)
+        with self._sync_lock, lock:
             self.state.running = True
+            if self.qmd is not None:
+                self.qmd.start()  # idempotent: qmd's boot refresh and its schedule
             try:
-                fp = self.fingerprint()
-                if force or self.store.fingerprint() != fp:
-                    done = self._full_reindex(fp, reason, cancel)
-                else:
-                    try:
-                        done = self._indexer(self.store, cancel).sync(
-                            self.source_files(), reason=reason
-                        )
-                    except CorruptIndexError as exc:
-                        with self._swap_lock:
-                            self.store.close()
-                            self.store = self._recover_corrupt(str(exc))
-                        done = self._full_reindex(fp, reason, cancel)
+                self.refresh_store()
+                try:
+                    done = self._sync_once(self.fingerprint(), force, reason, cancel)
+                except ProviderSwitched:
+                    # The fallback took over mid-sync: its vectors live in another
+                    # space, so its new fingerprint forces one atomic full rebuild.
+                    done = self._sync_once(self.fingerprint(), force, reason, cancel)
                 self.state.last_done = done
                 self.state.last_error = None
                 self.state.dirty = False
@@ -167,36 +237,65 @@ class Engine:
             finally:
                 self.state.running = False
 
+    def _sync_once(
+        self, fp: dict, force: bool, reason: str, cancel: threading.Event | None
+    ) -> SyncDone:
+        if force or self.store.fingerprint() != fp:
+            return self._full_reindex(fp, reason, cancel)
+        try:
+            return self._indexer(self.store, cancel).sync(self.source_files(), reason=reason)
+        except CorruptIndexError as exc:
+            with self._swap_lock:
+                self.store.close()
+                self.store = self._recover_corrupt(str(exc))
+                self._store_key = self._key_of(self.store)
+            return self._full_reindex(fp, reason, cancel)
+
     def _indexer(self, store: Store, cancel: threading.Event | None) -> Indexer:
         return Indexer(store, self.provider, self.ms, self.bus, cancel)
 
     def _full_reindex(self, fp: dict, reason: str, cancel: threading.Event | None) -> SyncDone:
+        """Build the whole index in a temp file, then copy it in with one transaction.
+
+        Called under the writer lock, so every other temp file is debris of a
+        killed build: its embedding cache is salvaged first, which is how a
+        killed reindex resumes instead of re-embedding everything.
+        """
+        started = time.perf_counter()
+        clean_debris(self.index_path, assume_dead=True, salvage=self.store.copy_cache_from)
         tmp = temp_index_path(self.index_path)
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                Path(str(tmp) + suffix).unlink()
         new = self._new_store(tmp)
         try:
             new.copy_cache_from(self.index_path)
-            done = self._indexer(new, cancel).sync(self.source_files(), reason=reason, full=True)
+            done = self._indexer(new, cancel).sync(
+                self.source_files(), reason=reason, full=True, publish_done=False
+            )
             new.set_fingerprint(fp)
+            new.set_meta("build", uuid.uuid4().hex)
             finalize_for_swap(new)
-        except BaseException:
+            if cancel is not None and cancel.is_set():
+                raise SyncCancelled("sync cancelled")
+            total = done.files_indexed
+            self.bus.publish(SyncProgress(phase="swap", files_done=0, files_total=total))
+            copy_into(tmp, self.index_path, self.store.db.binding)
+        finally:
             new.close()
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):
                     Path(str(tmp) + suffix).unlink()
-            raise
         with self._swap_lock:
-            with contextlib.suppress(DatabaseError):
-                self.store.db.execute("pragma wal_checkpoint(TRUNCATE)")
             self.store.close()
-            swap_in(tmp, self.index_path)
             self.store = self._new_store(self.index_path)
+            self._store_key = self._key_of(self.store)
+        done = dataclasses.replace(done, duration=time.perf_counter() - started, at=time.time())
+        self.bus.publish(SyncProgress(phase="swap", files_done=total, files_total=total))
+        self.bus.publish(done)
         return done
 
     def mark_dirty(self) -> None:
         self.state.dirty = True
+        if self.qmd is not None:
+            self.qmd.notify_change()
 
     # -- search ------------------------------------------------------------------
     def default_options(self) -> SearchOptions:
@@ -211,6 +310,7 @@ class Engine:
     ) -> SearchOutcome:
         """Retrieve and rank; an empty, never-synced index is synced first."""
         options = options or self.default_options()
+        self.refresh_store()
         if self.store.get_meta("fingerprint") is None:
             self.sync(reason="search")
         t0 = time.perf_counter()
@@ -218,7 +318,7 @@ class Engine:
             store = self.store
             try:
                 retrieval = retrieve(
-                    store, self.provider, query, options, vector_path=self.vector_path
+                    store, self._search_provider(), query, options, vector_path=self.vector_path
                 )
             except CorruptIndexError as exc:
                 self.store.close()
@@ -238,6 +338,7 @@ class Engine:
         stored_fp = store.fingerprint()
         provider = self.provider
         files = store.files()
+        on_disk = self.source_files()
         return {
             "version": __version__,
             "workspace": str(self.workspace.root),
@@ -259,14 +360,19 @@ class Engine:
             "model": provider.model if provider else None,
             "dims": fp.get("dims"),
             "provider_detail": provider.describe() if provider else None,
+            # embedding fallback: what the switch did and why (None while the primary serves)
+            "provider_fallback": getattr(provider, "switch", None),
+            "multimodal": dict(
+                zip(("active", "why"), multimodal_scope(self.ms, provider), strict=True)
+            ),
             "mode": "hybrid" if provider else "fts",
             "files": counts["files"],
-            "files_on_disk": len(self.source_files()),
+            "files_on_disk": len(on_disk),
             "chunks": counts["chunks"],
             "embedded_chunks": counts["embedded"],
             "cache_entries": counts["cache_entries"],
             "file_errors": {p: r.error for p, r in files.items() if r.error},
-            "dirty": self.state.dirty or stored_fp != fp,
+            "dirty": self.state.dirty or stored_fp != fp or _disk_differs(on_disk, files),
             "needs_full_reindex": stored_fp != fp,
             "fingerprint": fp,
             "indexed_fingerprint": stored_fp,
@@ -276,7 +382,15 @@ class Engine:
             "recovered": self.recovered,
             "debris_removed": [p.name for p in self.debris_removed],
             "warnings": list(self.settings.warnings),
+            **self._backend_status(),
         }
+
+    def _backend_status(self) -> dict[str, object]:
+        """``fallback``/``fallback_reason`` (qmd failing → builtin) and the qmd block."""
+        if self.qmd is None:
+            return {"fallback": None, "fallback_reason": None}
+        q = self.qmd.status()
+        return {"fallback": q["fallback"], "fallback_reason": q["fallback_reason"], "qmd": q}
 
     def db_integrity(self) -> str:
         """``pragma integrity_check`` of the live index ("ok" when healthy)."""
@@ -284,11 +398,31 @@ class Engine:
         return "; ".join(str(r[0]) for r in rows)
 
     def close(self) -> None:
+        if self.qmd is not None:
+            self.qmd.close()
         with self._swap_lock:
             self.store.close()
         if self.provider is not None:
             with contextlib.suppress(Exception):
                 self.provider.close()
+
+
+def _disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, object]) -> bool:
+    """True when a file appeared, vanished or changed size/mtime since it was indexed.
+
+    This is what a fresh process (the CLI) can know without a watcher; the hash
+    comparison that decides what to re-embed happens in the indexer. Transcripts
+    are left out: they are re-indexed only after their delta thresholds.
+    """
+    disk = {f.rel: f for f in on_disk if f.source == "memory"}
+    index = {p: r for p, r in indexed.items() if r.source == "memory"}  # type: ignore[attr-defined]
+    if set(disk) != set(index):
+        return True
+    for f in disk.values():
+        rec = index[f.rel]
+        if rec.size != f.size or abs(rec.mtime - f.mtime) > 1e-6:  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _sync_summary(done: SyncDone | None) -> dict[str, object] | None:

@@ -30,6 +30,8 @@ class SyncProgress:
     cache_hits: int = 0
     rate: float = 0.0  # chunks per second while embedding
     eta_seconds: float | None = None
+    requests: int = 0  # embedding HTTP requests sent so far in this sync (remote providers)
+    retries: int = 0  # of which retries (429, 5xx, timeouts)
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,31 @@ class SearchTimed:
     duration_ms: float
 
 
-Event = SyncStarted | SyncProgress | SyncDone | SyncFailed | FileError | SearchTimed
+@dataclass(frozen=True)
+class SyncStatus:
+    """The background sync service's state, published whenever it changes.
+
+    What a status pane shows between progress events: is a sync running or
+    queued, is the index dirty, is the watcher up, when did the last sync end.
+    """
+
+    started: bool = False
+    running: bool = False
+    running_reason: str | None = None
+    queued: tuple[str, ...] = ()  # reasons of requests waiting for the next sync
+    dirty: bool = True  # files changed since the last successful sync (or never synced)
+    watching: bool = False
+    watched_dirs: int = 0
+    watch_error: str | None = None
+    syncs_done: int = 0
+    last_done: SyncDone | None = None  # ``last_done.at`` is the last sync time
+    last_error: str | None = None
+    next_retry_in: float | None = None
+    errors: tuple[str, ...] = ()  # recent file and sync errors, newest last
+    disabled: str | None = None  # why the service does nothing, if it does nothing
+
+
+Event = SyncStarted | SyncProgress | SyncDone | SyncFailed | FileError | SearchTimed | SyncStatus
 Subscriber = Callable[[Event], None]
 
 

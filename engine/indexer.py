@@ -4,8 +4,10 @@ Incremental sync skips files whose content hash is unchanged, removes rows of
 vanished files and embeds only chunks whose text hash is not in the cache.
 Embeddings go into the cache batch by batch, so a killed sync loses at most one
 batch of work. A full reindex (fingerprint change or ``--force``) builds a new
-file beside the index and swaps it in with ``os.replace``: searches keep using
-the old index until then, and a kill at any moment leaves a usable index.
+file beside the index and copies it in with one SQLite transaction
+(``copy_into``): searches keep using the old index until then, and a kill at
+any moment leaves a usable index. The temp file's embedding cache is salvaged
+by the next run (``clean_debris``), so a killed reindex resumes.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.chunking import chunk_markdown
-from engine.embeddings.base import EmbeddingProvider, ProviderError
+from engine.embeddings.base import EmbeddingProvider, EmbedProgress, ProviderError
+from engine.embeddings.batch import EmbeddingsDeferred
+from engine.embeddings.multimodal import media_label, media_types, multimodal_scope
 from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStarted
 from engine.settings import MemorySearchSettings
 from engine.store import SCHEMA_VERSION, NewChunk, Store
@@ -47,6 +51,8 @@ class SourceFile:
     #: bytes → indexable text, or (text, line_map) where line_map[i] is the source
     #: line of text line i+1 (transcripts map flattened lines back to JSONL lines)
     read: Callable[[bytes], str | tuple[str, list[int]]] | None = None
+    #: MIME type of an image/audio file embedded from its bytes (multimodal)
+    media: str | None = None
 
 
 @dataclass
@@ -57,6 +63,9 @@ class SyncStats:
     chunks_embedded: int = 0
     cache_hits: int = 0
     errors: list[str] = field(default_factory=list)
+    requests: int = 0  # embedding requests (remote providers report them)
+    retries: int = 0
+    deferred: int = 0  # chunks waiting in remote batch jobs (remote.batch.wait = false)
 
 
 def index_fingerprint(ms: MemorySearchSettings, provider: EmbeddingProvider | None) -> dict:
@@ -84,6 +93,19 @@ def memory_source_files(workspace: Workspace) -> list[SourceFile]:
     return [SourceFile(f.rel, f.abs, "memory", f.size, f.mtime) for f in workspace.list_files()]
 
 
+def media_source_files(
+    workspace: Workspace, ms: MemorySearchSettings, provider: EmbeddingProvider | None
+) -> list[SourceFile]:
+    """Images/audio under extraPaths, when the provider can embed them (SPEC §7)."""
+    if not multimodal_scope(ms, provider)[0]:
+        return []
+    types = media_types(ms.multimodal.modalities)
+    return [
+        SourceFile(f.rel, f.abs, "memory", f.size, f.mtime, media=types[f.abs.suffix.lower()])
+        for f in workspace.list_extra_files(tuple(types))
+    ]
+
+
 class Indexer:
     """Writes one ``Store`` from a list of source files."""
 
@@ -100,10 +122,18 @@ class Indexer:
         self.ms = ms
         self.bus = bus or EventBus()
         self.cancel = cancel or threading.Event()
+        self._media: dict[str, tuple[str, Path]] = {}  # media chunk hash → (mime, file)
 
     def sync(
-        self, files: Sequence[SourceFile], *, reason: str = "manual", full: bool = False
+        self,
+        files: Sequence[SourceFile],
+        *,
+        reason: str = "manual",
+        full: bool = False,
+        publish_done: bool = True,
     ) -> SyncDone:
+        """Write ``files`` into the store; ``publish_done=False`` when the caller
+        still has work (a full reindex's swap) before the sync is really done."""
         started = time.perf_counter()
         self.bus.publish(SyncStarted(reason=reason, full=full))
         stats = SyncStats(files_total=len(files))
@@ -115,6 +145,7 @@ class Indexer:
 
         changed: list[tuple[SourceFile, bytes]] = []
         for f in files:
+            self._check_cancel()
             rec = known.get(f.rel)
             if rec and rec.error is None and rec.size == f.size and rec.mtime == f.mtime:
                 continue  # unchanged by metadata; the hash check below catches touch-only edits
@@ -155,7 +186,8 @@ class Indexer:
             duration=time.perf_counter() - started,
             errors=tuple(stats.errors),
         )
-        self.bus.publish(done_event)
+        if publish_done:
+            self.bus.publish(done_event)
         return done_event
 
     # -- steps ---------------------------------------------------------------
@@ -164,6 +196,8 @@ class Indexer:
     ) -> tuple[SourceFile, str, list[NewChunk], str | None] | None:
         file_hash = sha256_bytes(data)
         problem: str | None = None
+        if f.media is not None:
+            return self._prepare_media(f, data, file_hash, stats)
         try:
             if len(data) > MAX_INDEX_BYTES:
                 raise UnreadableFile(
@@ -200,6 +234,32 @@ class Indexer:
             for c in chunk_markdown(text, self.ms.chunking.tokens, self.ms.chunking.overlap)
         ]
         return f, file_hash, chunks, None
+
+    def _prepare_media(
+        self, f: SourceFile, data: bytes, file_hash: str, stats: SyncStats
+    ) -> tuple[SourceFile, str, list[NewChunk], str | None] | None:
+        """An image or audio file is one chunk: a label of its path for keyword
+        search, and a vector of its bytes (read again when embedding, so large
+        files are not held in memory while a flush fills up)."""
+        limit = self.ms.multimodal.max_file_bytes
+        if len(data) > limit:
+            message = f"{f.rel}: {len(data)} bytes is over multimodal.maxFileBytes ({limit})"
+            self._error(stats, f.rel, message)
+            self.store.replace_file(
+                path=f.rel,
+                source=f.source,
+                file_hash=file_hash,
+                mtime=f.mtime,
+                size=f.size,
+                model=self._model(),
+                chunks=[],
+                error=message,
+            )
+            return None
+        assert f.media is not None
+        chunk_hash = f"media:{file_hash}"
+        self._media[chunk_hash] = (f.media, f.abs)
+        return f, file_hash, [NewChunk(1, 1, chunk_hash, media_label(f.rel, f.media), None)], None
 
     def _flush(
         self,
@@ -261,37 +321,97 @@ class Indexer:
         if missing:
             self.store.set_dims(dims)
         t0 = time.perf_counter()
-        for start in range(0, len(missing), EMBED_BATCH):
+        media = [h for h in missing if h in self._media]
+        texts = [h for h in missing if h not in self._media]
+        # batch jobs (remote.batch) want every text at once; direct requests go in slices
+        step = max(1, len(texts)) if getattr(provider, "bulk", False) else EMBED_BATCH
+        units = [("media", media[i : i + 4]) for i in range(0, len(media), 4)]
+        units += [("text", texts[i : i + step]) for i in range(0, len(texts), step)]
+        done = 0
+        for kind, batch in units:
             self._check_cancel()
-            batch = missing[start : start + EMBED_BATCH]
-            vecs = provider.embed_documents([text_of[h] for h in batch])
-            if vecs.shape != (len(batch), dims):
-                raise ProviderError(
-                    f"provider returned shape {vecs.shape}, expected ({len(batch)}, {dims})"
-                )
-            fresh = dict(zip(batch, vecs, strict=True))
+            seen: list[EmbedProgress] = []
+
+            def on_progress(
+                p: EmbedProgress, seen: list[EmbedProgress] = seen, base: int = done
+            ) -> None:
+                seen.append(p)
+                self._embed_progress(stats, p, base, len(missing), t0, files_done, files_total)
+
+            fresh = self._embed_unit(provider, kind, batch, text_of, dims, on_progress, stats)
+            if seen:
+                stats.requests += seen[-1].requests
+                stats.retries += seen[-1].retries
             out.update(fresh)
-            if self.ms.cache.enabled:
+            if self.ms.cache.enabled and fresh:
                 self.store.cache_put(pid, model, key, fresh)
-            stats.chunks_embedded += len(batch)
-            elapsed = time.perf_counter() - t0
-            done = start + len(batch)
-            rate = done / elapsed if elapsed > 0 else 0.0
-            self.bus.publish(
-                SyncProgress(
-                    phase="embed",
-                    files_done=files_done,
-                    files_total=files_total,
-                    chunks_embedded=stats.chunks_embedded,
-                    chunks_total=len(missing),
-                    cache_hits=stats.cache_hits,
-                    rate=rate,
-                    eta_seconds=(len(missing) - done) / rate if rate > 0 else None,
-                )
-            )
+            stats.chunks_embedded += len(fresh)
+            done += len(batch)
+            self._embed_progress(stats, None, done, len(missing), t0, files_done, files_total)
         if self.store.dims is None and out:
             self.store.set_dims(dims)
         return out
+
+    def _embed_unit(
+        self,
+        provider: EmbeddingProvider,
+        kind: str,
+        batch: list[str],
+        text_of: dict[str, str],
+        dims: int,
+        progress: Callable[[EmbedProgress], None],
+        stats: SyncStats,
+    ) -> dict[str, np.ndarray]:
+        """Embed one slice of texts (or media files); returns hash → vector for the
+        ones that are ready (batch jobs may keep some for a later sync)."""
+        try:
+            if kind == "media":
+                items = [(self._media[h][0], self._media[h][1].read_bytes()) for h in batch]
+                vecs = provider.embed_media(items, progress)  # type: ignore[attr-defined]
+            else:
+                vecs = provider.embed_documents([text_of[h] for h in batch], progress)
+        except OSError as exc:
+            raise ProviderError(f"cannot read a media file: {exc}") from exc
+        except EmbeddingsDeferred as deferred:
+            stats.deferred += deferred.pending
+            keep = sorted(deferred.ready)
+            batch = [batch[i] for i in keep]
+            vecs = np.asarray([deferred.ready[i] for i in keep], dtype=np.float32)
+            vecs = vecs.reshape(len(keep), dims)
+        if vecs.shape != (len(batch), dims):
+            raise ProviderError(
+                f"provider returned shape {vecs.shape}, expected ({len(batch)}, {dims})"
+            )
+        return dict(zip(batch, vecs, strict=True))
+
+    def _embed_progress(
+        self,
+        stats: SyncStats,
+        p: EmbedProgress | None,
+        done: int,
+        total: int,
+        t0: float,
+        files_done: int,
+        files_total: int,
+    ) -> None:
+        """One ``embed`` progress event: chunks, requests, retries, rate and ETA."""
+        now = done + (p.items_done if p else 0)
+        elapsed = time.perf_counter() - t0
+        rate = now / elapsed if elapsed > 0 and now else 0.0
+        self.bus.publish(
+            SyncProgress(
+                phase="embed",
+                files_done=files_done,
+                files_total=files_total,
+                chunks_embedded=stats.chunks_embedded + (p.items_done if p else 0),
+                chunks_total=total,
+                cache_hits=stats.cache_hits,
+                rate=rate,
+                eta_seconds=(total - now) / rate if rate > 0 else None,
+                requests=stats.requests + (p.requests if p else 0),
+                retries=stats.retries + (p.retries if p else 0),
+            )
+        )
 
     # -- helpers -------------------------------------------------------------
     def _model(self) -> str:
@@ -332,18 +452,40 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def clean_debris(index_path: Path) -> list[Path]:
-    """Remove temp files of reindexes whose process is gone (crash or kill -9)."""
+def clean_debris(
+    index_path: Path,
+    *,
+    assume_dead: bool = False,
+    salvage: Callable[[Path], object] | None = None,
+) -> list[Path]:
+    """Remove temp files of reindexes whose process is gone (crash or kill -9).
+
+    ``assume_dead`` is for callers holding the writer lock: a reindex only runs
+    under that lock, so every temp file is then debris, even one whose pid was
+    reused by an unrelated process. ``salvage(temp_db)`` runs before a dead
+    build's file is deleted, so the embeddings it paid for (its cache) can be
+    kept and the interrupted reindex resumes instead of starting over.
+    """
     removed: list[Path] = []
     prefix = index_path.name + TMP_MARKER
     if not index_path.parent.is_dir():
         return removed
-    for entry in index_path.parent.iterdir():
-        if not entry.name.startswith(prefix):
-            continue
+    entries = sorted(
+        (e for e in index_path.parent.iterdir() if e.name.startswith(prefix)),
+        key=lambda e: len(e.name),  # the main file before its -wal/-shm/-journal
+    )
+    for entry in entries:
         pid_text = entry.name[len(prefix) :].split(".", 1)[0]
-        if pid_text.isdigit() and int(pid_text) != os.getpid() and _pid_alive(int(pid_text)):
+        if (
+            not assume_dead
+            and pid_text.isdigit()
+            and int(pid_text) != os.getpid()
+            and _pid_alive(int(pid_text))
+        ):
             continue
+        if salvage is not None and entry.name.endswith(".tmp") and entry.stat().st_size > 0:
+            with contextlib.suppress(Exception):
+                salvage(entry)
         with contextlib.suppress(OSError):
             entry.unlink()
             removed.append(entry)
@@ -357,13 +499,41 @@ def finalize_for_swap(store: Store) -> None:
     store.close()
 
 
-def swap_in(temp_path: Path, index_path: Path) -> None:
-    """Atomically replace the index with the rebuilt file."""
-    os.replace(temp_path, index_path)
-    # A WAL left by the old file would be replayed into the new one; the caller
-    # checkpointed and closed the old store, so these are empty leftovers.
-    for suffix in ("-wal", "-shm"):
-        leftover = index_path.with_name(index_path.name + suffix)
-        with contextlib.suppress(FileNotFoundError):
-            if leftover.stat().st_size == 0 or suffix == "-shm":
-                leftover.unlink()
+def copy_into(temp_path: Path, index_path: Path, binding: str, busy_ms: int = 30_000) -> None:
+    """Replace the index's contents with the rebuilt file, in one SQLite transaction.
+
+    SQLite's online backup, not ``os.replace``: renaming a new file over a
+    database that other processes (a second memdeck, OpenClaw) hold open would
+    leave them on the old inode while sharing the ``-wal``/``-shm`` names with
+    the new one, which SQLite documents as a way to corrupt a database. The
+    backup writes every page into the live file's WAL and commits once, so
+    readers keep their snapshot until the commit, other processes see the new
+    index on their next read, and a kill before the commit leaves the old index
+    untouched (uncommitted WAL frames are discarded on the next open).
+    """
+    if binding.startswith("apsw"):
+        import apsw
+
+        src = apsw.Connection(str(temp_path), flags=apsw.SQLITE_OPEN_READONLY)
+        dst = apsw.Connection(str(index_path))
+        try:
+            dst.setbusytimeout(busy_ms)
+            with dst.backup("main", src, "main") as backup:
+                while not backup.done:
+                    backup.step(-1)
+            dst.execute("pragma wal_checkpoint(PASSIVE)").fetchall()
+        finally:
+            dst.close()
+            src.close()
+        return
+    import importlib
+
+    module = importlib.import_module(binding)  # "sqlite3" or "pysqlite3.dbapi2"
+    src = module.connect(f"file:{temp_path}?mode=ro", uri=True)
+    dst = module.connect(str(index_path), timeout=busy_ms / 1000)
+    try:
+        src.backup(dst)
+        dst.execute("pragma wal_checkpoint(PASSIVE)").fetchall()
+    finally:
+        dst.close()
+        src.close()

@@ -29,14 +29,16 @@ what no event can report, such as the workspace root itself appearing.
 
 Progress goes out through ``engine.bus`` (the indexer's SyncStarted /
 SyncProgress / SyncDone / SyncFailed / FileError); the service's own state
-(running, queued, dirty, watching, errors) is a ``SyncServiceState`` snapshot
-readable at any time and pushed to ``subscribe``rs when it changes.
+(running, queued, dirty, watching, last sync, errors) is a ``SyncStatus``
+snapshot, readable at any time as ``state`` and published on the same bus (and
+to ``subscribe``rs) whenever it changes.
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import os
 import stat
 import threading
@@ -48,8 +50,9 @@ from pathlib import Path
 import watchfiles
 
 from engine.core import Engine
-from engine.events import Event, FileError, SearchTimed, SyncDone, SyncFailed
+from engine.events import Event, FileError, SearchTimed, SyncDone, SyncStatus
 from engine.indexer import SyncCancelled
+from engine.lock import LockWaitCancelled
 from engine.paths import sessions_dir
 from engine.workspace import IGNORED_DIRS, MEMORY_DIR, ROOT_MEMORY_FILES, Workspace
 
@@ -61,6 +64,8 @@ RETRY_MAX_S = 300.0
 #: watchfiles' own batching, kept short: the real debounce is ours (quiet-period based).
 _RAW_DEBOUNCE_MS = 200
 _RAW_STEP_MS = 30
+#: How often the watch loop returns to Python without changes (stop, plan checks).
+_TICK_MS = 200
 _MEDIA_SUFFIXES = frozenset(
     [
         ".jpg",
@@ -80,27 +85,9 @@ _MEDIA_SUFFIXES = frozenset(
     ]
 )
 
-StateListener = Callable[["SyncServiceState"], None]
-
-
-@dataclass(frozen=True)
-class SyncServiceState:
-    """What the TUI's status pane shows about background syncing."""
-
-    started: bool = False
-    running: bool = False
-    running_reason: str | None = None
-    queued: tuple[str, ...] = ()  # reasons of requests waiting for the next sync
-    dirty: bool = True  # files changed since the last successful sync (or never synced)
-    watching: bool = False
-    watched_dirs: int = 0
-    watch_error: str | None = None
-    syncs_done: int = 0
-    last_done: SyncDone | None = None
-    last_error: str | None = None
-    next_retry_in: float | None = None
-    errors: tuple[str, ...] = ()  # recent file and sync errors, newest last
-    disabled: str | None = None  # why the service does nothing, if it does nothing
+#: The service's state snapshot is the ``SyncStatus`` event it publishes.
+SyncServiceState = SyncStatus
+StateListener = Callable[[SyncServiceState], None]
 
 
 # -- the watch plan ---------------------------------------------------------------
@@ -301,8 +288,11 @@ class SyncService:
         self._disabled: str | None = None
         self._listeners: list[StateListener] = []
         self._listeners_lock = threading.Lock()
+        self._emit_lock = threading.Lock()
+        self._last_emitted: SyncServiceState | None = None
         self._stop = threading.Event()
         self._cancel = threading.Event()
+        self._armed = threading.Event()
         self._threads: list[threading.Thread] = []
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -326,6 +316,7 @@ class SyncService:
             return
         self._stop = threading.Event()
         self._cancel = threading.Event()
+        self._armed = threading.Event()
         self._unsubscribe = self.engine.bus.subscribe(self._on_event)
         interval = self.sync_settings.interval_minutes
         with self._cond:
@@ -338,6 +329,8 @@ class SyncService:
             self._threads.append(
                 threading.Thread(target=self._watch_loop, name="memdeck-watch", daemon=True)
             )
+        else:
+            self._armed.set()
         for thread in self._threads:
             thread.start()
         self._emit()
@@ -345,10 +338,11 @@ class SyncService:
     def stop(self, timeout: float = 10.0) -> bool:
         """Cancel a running sync, stop watching, join the threads.
 
-        A cancelled sync stops between files (each file is one transaction) or
-        discards its temporary full-reindex file, so the index stays consistent.
-        Returns False if a thread is still busy after ``timeout`` (e.g. waiting
-        for another process's writer lock); the threads are daemons.
+        A cancelled sync stops between files (each file is one transaction),
+        discards its temporary full-reindex file, or gives up waiting for another
+        process's writer lock, so the index stays consistent and no temp file is
+        left. Returns False if a thread is still busy after ``timeout`` (the
+        threads are daemons, so the process can still exit).
         """
         self._stop.set()
         self._cancel.set()
@@ -392,7 +386,7 @@ class SyncService:
         if not self.sync_settings.on_search or self._stop.is_set() or not self._threads:
             return
         with self._cond:
-            if not (self._dirty or self.engine.state.dirty):
+            if not self._dirty:
                 return
             if self._running_gen is not None and self._running_gen == self._gen:
                 return
@@ -434,6 +428,10 @@ class SyncService:
                     return False
                 self._cond.wait(min(left, 0.5))
 
+    def wait_watching(self, timeout: float = 10.0) -> bool:
+        """Block until the watcher is armed: changes from now on are seen."""
+        return self._armed.wait(timeout)
+
     # -- state ----------------------------------------------------------------------
     @property
     def state(self) -> SyncServiceState:
@@ -457,7 +455,11 @@ class SyncService:
             )
 
     def subscribe(self, fn: StateListener) -> Callable[[], None]:
-        """Call ``fn(state)`` (on a service thread) whenever the state changes."""
+        """Call ``fn(state)`` (on a service thread) whenever the state changes.
+
+        The same snapshots also go out on ``engine.bus`` as ``SyncStatus`` events;
+        this is for clients that want only them.
+        """
         with self._listeners_lock:
             self._listeners.append(fn)
 
@@ -468,17 +470,22 @@ class SyncService:
         return unsubscribe
 
     def _emit(self) -> None:
-        with self._listeners_lock:
-            listeners = list(self._listeners)
-        if not listeners:
-            return
-        snapshot = self.state
-        for fn in listeners:
-            try:
-                fn(snapshot)
-            except Exception:
-                with self._listeners_lock, contextlib.suppress(ValueError):
-                    self._listeners.remove(fn)
+        """Publish the state if it changed (ignoring the retry countdown's ticking)."""
+        with self._emit_lock:
+            snapshot = self.state
+            comparable = dataclasses.replace(snapshot, next_retry_in=None)
+            if comparable == self._last_emitted:
+                return
+            self._last_emitted = comparable
+            with self._listeners_lock:
+                listeners = list(self._listeners)
+            for fn in listeners:
+                try:
+                    fn(snapshot)
+                except Exception:
+                    with self._listeners_lock, contextlib.suppress(ValueError):
+                        self._listeners.remove(fn)
+            self.engine.bus.publish(snapshot)
 
     def _on_event(self, event: Event) -> None:
         """Engine bus subscriber: must never raise (the bus drops failing subscribers)."""
@@ -488,9 +495,6 @@ class SyncService:
             elif isinstance(event, FileError):
                 with self._cond:
                     self._errors.append(f"{event.path}: {event.error}")
-            elif isinstance(event, SyncFailed) and "cancelled" not in event.error:
-                with self._cond:
-                    self._errors.append(f"sync ({event.reason}) failed: {event.error}")
         except Exception:  # pragma: no cover - defensive
             pass
 
@@ -498,6 +502,7 @@ class SyncService:
     def _startup_reason(self) -> str | None:
         engine = self.engine
         try:
+            engine.refresh_store()
             if engine.store.get_meta("fingerprint") is None:
                 return "missing"
             if self.sync_settings.on_session_start:
@@ -537,7 +542,13 @@ class SyncService:
             p.next_interval = now + interval * 60
         return job, None
 
+    def _index_missing(self) -> bool:
+        return not os.path.exists(self.engine.index_path)
+
     def _scheduler_loop(self) -> None:
+        # Changes made before the watcher is armed have no event: wait for it (briefly)
+        # so the start-up sync's scan comes after the arming and misses nothing.
+        self._armed.wait(max(3.0, 3 * self.poll_interval))
         reason = self._startup_reason()
         if reason is not None:
             with self._cond:
@@ -550,7 +561,12 @@ class SyncService:
                     job, wait = self._take_job(time.monotonic())
                     if job is not None:
                         break
-                    self._cond.wait(wait)
+                    # Wake at least every poll interval to notice a deleted index file.
+                    tick = self.poll_interval if wait is None else min(wait, self.poll_interval)
+                    self._cond.wait(tick)
+                    p = self._pending
+                    if p.retry_at is None and "missing" not in p.requests and self._index_missing():
+                        p.requests["missing"] = None
                 reason, force = job
                 self._running_reason = reason
                 self._running_gen = self._gen
@@ -563,7 +579,7 @@ class SyncService:
         cancelled = False
         try:
             done = self.engine.sync(reason=reason, force=force, cancel=self._cancel)
-        except SyncCancelled:
+        except (SyncCancelled, LockWaitCancelled):
             cancelled = True
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
@@ -581,6 +597,7 @@ class SyncService:
                 self._dirty = True
                 if error is not None:
                     self._last_error = error
+                    self._errors.append(f"sync ({reason}) failed: {error}")
                     if not self._stop.is_set():
                         self._pending.retry_at = time.monotonic() + self._backoff
                         self._pending.retry_reason = reason
@@ -612,36 +629,41 @@ class SyncService:
     def _watch_loop(self) -> None:
         first = True
         polling = self.force_polling
-        while not self._stop.is_set():
-            try:
-                plan = self._plan()
-            except OSError as exc:
-                self._set_watch(False, 0, f"cannot list watched folders: {exc}")
-                self._stop.wait(self.poll_interval)
-                continue
-            if not first:
-                # Changes between the old watcher's end and the new one's start have
-                # no event: a sync after the restart rescans them.
-                self.notify_change()
-            first = False
-            if not plan.dirs:
-                self._set_watch(False, 0, None)
-                self._wait_for_signature_change(plan)
-                continue
-            error: str | None = None
-            try:
-                self._set_watch(True, len(plan.dirs), None)
-                self._watch(plan, polling)
-            except FileNotFoundError:
-                pass  # a folder vanished between planning and watching: plan again
-            except Exception as exc:  # inotify limits, permissions, backend errors
-                error = f"{type(exc).__name__}: {exc}"
-                if not polling:
-                    polling = True
-                    error += " (falling back to polling)"
-                self._set_watch(False, 0, error)
-                self._stop.wait(self.poll_interval)
-        self._set_watch(False, 0, self._watch_error)
+        try:
+            while not self._stop.is_set():
+                try:
+                    plan = self._plan()
+                except OSError as exc:
+                    self._set_watch(False, 0, f"cannot list watched folders: {exc}")
+                    self._stop.wait(self.poll_interval)
+                    continue
+                if not first:
+                    # Changes between the old watcher's end and the new one's start have
+                    # no event: the sync this schedules (after the debounce, by which
+                    # time the new watcher is armed) rescans them.
+                    self.notify_change()
+                first = False
+                if not plan.dirs:
+                    self._set_watch(False, 0, None)
+                    self._armed.set()  # nothing exists to watch yet; the poll covers it
+                    self._wait_for_signature_change(plan)
+                    continue
+                error: str | None = None
+                try:
+                    self._set_watch(True, len(plan.dirs), None)
+                    self._watch(plan, polling)
+                except FileNotFoundError:
+                    pass  # a folder vanished between planning and watching: plan again
+                except Exception as exc:  # inotify limits, permissions, backend errors
+                    error = f"{type(exc).__name__}: {exc}"
+                    if not polling:
+                        polling = True
+                        error += " (falling back to polling)"
+                    self._set_watch(False, 0, error)
+                    self._stop.wait(self.poll_interval)
+        finally:
+            self._armed.set()
+            self._set_watch(False, 0, self._watch_error)
 
     def _wait_for_signature_change(self, plan: WatchPlan) -> None:
         while not self._stop.wait(self.poll_interval):
@@ -649,26 +671,31 @@ class SyncService:
                 return
 
     def _watch(self, plan: WatchPlan, polling: bool | None) -> None:
+        next_check = time.monotonic() + self.poll_interval
         for changes in watchfiles.watch(
             *sorted(plan.dirs),
             watch_filter=None,
             debounce=_RAW_DEBOUNCE_MS,
             step=_RAW_STEP_MS,
             stop_event=self._stop,
-            rust_timeout=max(1, int(self.poll_interval * 1000)),
+            rust_timeout=_TICK_MS,
             yield_on_timeout=True,
             raise_interrupt=False,
             recursive=False,
             force_polling=polling,
             ignore_permission_denied=True,
         ):
+            self._armed.set()  # the first yield comes after the OS watches are in place
             relevant, replan = _classify_all(plan, changes)
             if relevant:
                 self.notify_change()
             if replan or self._stop.is_set():
                 return
-            if plan_signature(self.engine.workspace, self.transcripts) != plan.signature:
-                return
+            now = time.monotonic()
+            if now >= next_check:
+                next_check = now + self.poll_interval
+                if plan_signature(self.engine.workspace, self.transcripts) != plan.signature:
+                    return
 
 
 def _classify_all(

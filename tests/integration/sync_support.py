@@ -1,0 +1,108 @@
+"""Helpers shared by the sync tests and the sync benchmark.
+
+``HashEmbedder`` is a cheap deterministic embedding provider (feature hashing
+of words): it implements the real provider protocol, so the real store,
+sqlite-vec, embedding cache and search run unchanged, and it can be imported
+by name in a subprocess (``tests.integration.sync_support``), which a killed
+or concurrent process needs. ``delay`` slows each batch down so that a test can
+kill or cancel a reindex while it is embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.embeddings.base import ProgressCallback, normalize_rows
+
+_WORD = re.compile(r"\w+")
+
+
+class HashEmbedder:
+    id = "hash"
+    model = "hash-64"
+
+    def __init__(self, dims: int = 64, delay: float = 0.0) -> None:
+        self._dims = dims
+        self.delay = delay
+        self.texts_embedded = 0
+        self._lock = threading.Lock()
+
+    @property
+    def dims(self) -> int:
+        return self._dims
+
+    def fingerprint(self) -> dict[str, object]:
+        return {"provider": self.id, "model": self.model, "provider_key": f"d{self._dims}"}
+
+    def describe(self) -> dict[str, object]:
+        return {"provider": self.id, "model": self.model, "dims": self._dims}
+
+    def _vec(self, text: str) -> np.ndarray:
+        v = np.zeros(self._dims, dtype=np.float32)
+        for word in _WORD.findall(text.lower()):
+            h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+            v[h % self._dims] += 1.0 if (h >> 32) & 1 else -1.0
+        if not v.any():
+            v[0] = 1.0
+        return v
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return normalize_rows(self._vec(text))
+
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        if self.delay:
+            time.sleep(self.delay)
+        with self._lock:
+            self.texts_embedded += len(texts)
+        return normalize_rows(np.stack([self._vec(t) for t in texts]))
+
+    def close(self) -> None:
+        pass
+
+
+def wait_until(
+    predicate: Callable[[], Any], timeout: float = 60.0, interval: float = 0.05, what: str = ""
+) -> Any:
+    """Poll ``predicate`` until it returns something truthy; fail after ``timeout``.
+
+    Generous deadlines instead of fixed sleeps: on a loaded 2-core CI machine a
+    watcher event or a sync can take much longer than usual, and a test should
+    only be slower there, never flaky.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+        time.sleep(interval)
+
+
+class EventLog:
+    """A thread-safe list of the events an engine published."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.events: list[Any] = []
+
+    def __call__(self, event: Any) -> None:
+        with self._lock:
+            self.events.append(event)
+
+    def of(self, kind: type) -> list[Any]:
+        with self._lock:
+            return [e for e in self.events if isinstance(e, kind)]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.events.clear()
