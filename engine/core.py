@@ -38,6 +38,7 @@ from engine.indexer import (
     temp_index_path,
 )
 from engine.lock import IndexLocked, writer_lock
+from engine.recall import carry_over as carry_recall
 from engine.search import SearchOptions, SearchOutcome, rank, retrieve
 from engine.settings import Settings
 from engine.store import Store
@@ -277,6 +278,7 @@ class Engine:
                 raise SyncCancelled("sync cancelled")
             total = done.files_indexed
             self.bus.publish(SyncProgress(phase="swap", files_done=0, files_total=total))
+            carry_recall(self.store, tmp)  # recall history outlives the rebuild
             copy_into(tmp, self.index_path, self.store.db.binding)
         finally:
             new.close()
