@@ -1,0 +1,1 @@
+"""memdeck's terminal app (Textual). The engine never imports this package."""

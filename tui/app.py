@@ -1,0 +1,644 @@
+"""memdeck's terminal app: memory tree, editor, live search, monitor.
+
+``MemdeckApp(engine)`` is one client of the engine; it never reaches into the
+index itself. Blocking work (search, status, listing, sync) runs in thread
+workers; engine events arrive as Textual messages through ``EngineBridge``;
+only message handlers and actions touch widgets. Themes are registered in
+``__init__`` (before the stylesheet is parsed) and the keymap from memdeck's
+settings file is validated and applied there too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from engine.core import Engine
+from engine.events import SyncDone, SyncFailed, SyncStarted
+from engine.paths import memdeck_home
+from engine.sync_service import SyncService, SyncServiceState
+from engine.workspace import ExternalChangeError
+from tui.bridge import EngineBridge
+from tui.commands import MemdeckCommands
+from tui.format import short_path, style_of
+from tui.keymap import all_ids, key_rows, validate_keymap
+from tui.messages import (
+    EngineEvent,
+    OpenLocation,
+    ServiceStateChanged,
+    StatusLoaded,
+    TreeLoaded,
+)
+from tui.screens.dialogs import AppendEntryScreen, ConfirmScreen, ExternalChangeScreen
+from tui.screens.help import HelpScreen
+from tui.settings import UISettings, load_ui_settings, settings_path
+from tui.themes import (
+    DEFAULT_DARK,
+    DEFAULT_LIGHT,
+    FALLBACK_DARK,
+    FALLBACK_LIGHT,
+    choose_theme,
+    default_variables,
+    load_themes,
+    theme_dirs,
+)
+from tui.widgets.editor import EditorPane, OpenError
+from tui.widgets.memory_tree import MemoryTree
+from tui.widgets.monitor import MonitorPane
+from tui.widgets.search_pane import SearchPane
+
+STATUS_INTERVAL_S = 5.0
+_MODAL_BLOCKED = frozenset(
+    {
+        "focus_search",
+        "focus_pane",
+        "append_entry",
+        "save",
+        "reload",
+        "help",
+        "toggle_theme",
+        "sync_now",
+    }
+)
+
+
+def default_clock() -> dt.datetime:
+    return dt.datetime.now().astimezone()
+
+
+class MemdeckApp(App[int]):
+    """The memdeck terminal application."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "memdeck"
+    COMMANDS: ClassVar = App.COMMANDS | {MemdeckCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            id="app.quit",
+            priority=True,
+            tooltip="Quit memdeck (stops the background sync cleanly)",
+        ),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Palette",
+            id="app.palette",
+            priority=True,
+            tooltip="Open the command palette",
+        ),
+        Binding(
+            "f1,question_mark",
+            "help",
+            "Help",
+            id="app.help",
+            tooltip="Show every key (this screen)",
+        ),
+        Binding(
+            "slash,ctrl+f",
+            "focus_search",
+            "Search",
+            id="search.focus",
+            tooltip="Focus the search box from anywhere (in the editor: ctrl+f or Esc then /)",
+        ),
+        Binding(
+            "1",
+            "focus_pane('tree')",
+            "Tree",
+            id="pane.tree",
+            show=False,
+            tooltip="Go to the memory tree",
+        ),
+        Binding(
+            "2",
+            "focus_pane('editor')",
+            "Editor",
+            id="pane.editor",
+            show=False,
+            tooltip="Go to the editor",
+        ),
+        Binding(
+            "3",
+            "focus_pane('search')",
+            "Search pane",
+            id="pane.search",
+            show=False,
+            tooltip="Go to the search pane",
+        ),
+        Binding(
+            "4",
+            "focus_pane('monitor')",
+            "Monitor",
+            id="pane.monitor",
+            show=False,
+            tooltip="Go to the index monitor",
+        ),
+        Binding(
+            "ctrl+s",
+            "save",
+            "Save",
+            id="editor.save",
+            tooltip="Save the file (asks if it changed on disk); triggers a sync",
+        ),
+        Binding(
+            "ctrl+r",
+            "reload",
+            "Reload",
+            id="editor.reload",
+            show=False,
+            tooltip="Reload the file from disk (asks before discarding edits)",
+        ),
+        Binding(
+            "ctrl+n",
+            "append_entry",
+            "Append entry",
+            id="editor.append",
+            tooltip="Append a timestamped entry to today's daily log",
+        ),
+        Binding(
+            "f9", "sync_now", "Sync", id="index.sync", tooltip="Sync the index with the files now"
+        ),
+        Binding(
+            "ctrl+t",
+            "toggle_theme",
+            "Theme",
+            id="app.theme",
+            show=False,
+            tooltip="Switch between the dark and the light theme",
+        ),
+    ]
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        sync_service: SyncService | None = None,
+        ui_settings: UISettings | None = None,
+        clock: Callable[[], dt.datetime] | None = None,
+        display_home: Path | None = None,
+        blink: bool = True,
+        themes_from: list[Path] | None = None,
+        env: Mapping[str, str] = os.environ,
+    ) -> None:
+        self.engine = engine
+        self.sync_service = sync_service
+        self.ui = ui_settings if ui_settings is not None else load_ui_settings(settings_path(env))
+        self.clock = clock or default_clock
+        self.display_home = display_home if display_home is not None else Path.home()
+        self.blink = blink
+        self.status: dict[str, Any] = {}
+        self.service_state: SyncServiceState | None = None
+        self.syncing: SyncStarted | None = None
+        super().__init__()
+        # Themes must exist before the stylesheet (which uses $score-*) is parsed.
+        loaded = load_themes(
+            themes_from if themes_from is not None else theme_dirs(memdeck_home(env))
+        )
+        for theme in loaded.themes:
+            self.register_theme(theme)
+        self.problems: list[str] = list(self.ui.problems) + loaded.problems
+        chosen = choose_theme(self.ui.theme, self.available_themes)
+        if self.ui.theme and chosen != self.ui.theme:
+            self.problems.append(f"theme {self.ui.theme!r} not found; using {chosen!r}")
+        self.theme = chosen
+        keymap, key_problems = validate_keymap(self.ui.keymap, all_ids(key_sections()))
+        self.problems += key_problems
+        self.keymap = keymap
+        self.set_keymap(keymap)
+        self.bridge = EngineBridge(engine, self)
+        self.startup_notice: str | None = None
+
+    # -- theme variables --------------------------------------------------------------
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        theme = self.get_theme(self.theme) if self.theme else None
+        return default_variables(theme.dark if theme is not None else True)
+
+    def effective_keys(self, binding_id: str | None, default: str) -> str:
+        return self.keymap.get(binding_id or "", default)
+
+    # -- layout ---------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        today = lambda: self.clock().date()  # noqa: E731
+        yield Static(id="topbar")
+        with Horizontal(id="body"):
+            tree = MemoryTree(today=today, id="tree")
+            tree.border_title = "1 Memory"
+            yield tree
+            with TabbedContent(id="panes", initial=f"pane-{_start_tab(self.ui.layout.start_pane)}"):
+                with TabPane("2 Editor", id="pane-editor"):
+                    yield EditorPane(self.engine.workspace, blink=self.blink, id="editor")
+                with TabPane("3 Search", id="pane-search"):
+                    yield SearchPane(self.engine, today=today, blink=self.blink, id="search")
+                with TabPane("4 Monitor", id="pane-monitor"):
+                    yield MonitorPane(
+                        now=lambda: self.clock().timestamp(),
+                        home=self.display_home,
+                        id="monitor",
+                    )
+        yield Footer()
+
+    @property
+    def memory_tree(self) -> MemoryTree:
+        return self.query_one("#tree", MemoryTree)
+
+    @property
+    def editor_pane(self) -> EditorPane:
+        return self.query_one("#editor", EditorPane)
+
+    @property
+    def search_pane(self) -> SearchPane:
+        return self.query_one("#search", SearchPane)
+
+    @property
+    def monitor(self) -> MonitorPane:
+        return self.query_one("#monitor", MonitorPane)
+
+    def on_mount(self) -> None:
+        self.memory_tree.styles.width = self.ui.layout.tree_width
+        self.bridge.attach(self.sync_service)
+        if self.sync_service is not None and not self.sync_service.started:
+            self.sync_service.start()
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.refresh_tree()
+        self.refresh_status()
+        self.set_interval(STATUS_INTERVAL_S, self.refresh_status, name="status")
+        self._update_topbar()
+        if self.problems:
+            self.startup_notice = "\n".join(self.problems)
+            self.notify(
+                self.startup_notice, title="memdeck settings", severity="warning", timeout=12
+            )
+        self.action_focus_pane(self.ui.layout.start_pane)
+
+    def on_unmount(self) -> None:
+        self.shutdown()
+
+    def shutdown(self) -> None:
+        """Stop listening and stop the background sync (idempotent)."""
+        self.bridge.detach()
+        self.workers.cancel_all()
+        if self.sync_service is not None and self.sync_service.started:
+            self.sync_service.stop(timeout=5.0)
+
+    # -- workers ----------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
+    def refresh_status(self) -> None:
+        self.post_message(StatusLoaded(self.engine.status()))
+
+    @work(thread=True, exclusive=True, group="tree", exit_on_error=False)
+    def refresh_tree(self) -> None:
+        files = self.engine.workspace.list_files()
+        records = self.engine.store.files()
+        self.post_message(TreeLoaded(files, records))
+
+    @work(thread=True, group="sync", exit_on_error=False)
+    def _sync_in_worker(self, reason: str, force: bool) -> None:
+        self.engine.sync(reason=reason, force=force)
+
+    def request_sync(self, reason: str, *, force: bool = False) -> None:
+        """Ask for a sync without waiting: the service when it runs, else a worker."""
+        if self.sync_service is not None and self.sync_service.started:
+            self.sync_service.request_sync(reason, force=force)
+        else:
+            self._sync_in_worker(reason, force)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        text = f"{event.worker.group or event.worker.name}: {type(error).__name__}: {error}"
+        self.monitor.log_error(text)
+        if event.worker.group == "sync":
+            self.notify(text, title="Sync failed", severity="error")
+
+    # -- messages ---------------------------------------------------------------------
+    @on(EngineEvent)
+    def _engine_event(self, message: EngineEvent) -> None:
+        event = message.event
+        self.monitor.apply_event(event)
+        if isinstance(event, SyncStarted):
+            self.syncing = event
+            self._update_topbar()
+        elif isinstance(event, SyncDone | SyncFailed):
+            self.syncing = None
+            self.refresh_tree()
+            self.refresh_status()
+            if isinstance(event, SyncDone) and (event.files_indexed or event.files_removed):
+                self.search_pane.research()
+            self._update_topbar()
+
+    def on_service_state_changed(self, message: ServiceStateChanged) -> None:
+        old = self.service_state
+        self.service_state = message.state
+        self.monitor.show_service(message.state)
+        if old is None or old.dirty != message.state.dirty:
+            self.refresh_tree()
+        self._update_topbar()
+
+    def on_status_loaded(self, message: StatusLoaded) -> None:
+        self.status = message.status
+        self.monitor.show_status(message.status)
+        self._update_topbar()
+
+    def on_tree_loaded(self, message: TreeLoaded) -> None:
+        self.memory_tree.show_files(message.files, message.records)
+
+    def on_open_location(self, message: OpenLocation) -> None:
+        self.open_location(message.path, message.line)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self.search_pane.rerank_or_redraw()
+        self.monitor.redraw()
+        self.memory_tree.relabel()
+        self._update_topbar()
+
+    def _update_topbar(self) -> None:
+        st = self.status
+        v = self.theme_variables
+        bar = Text()
+        bar.append(" memdeck ", style="bold reverse")
+        state = self.service_state
+        dirty = bool(st.get("dirty")) or (state is not None and state.dirty)
+        if self.syncing is not None or (state is not None and state.running):
+            bar.append(" ⟳ syncing", style=style_of(v, "state-dirty"))
+        elif st and dirty:
+            bar.append(" ◐ dirty", style=style_of(v, "state-dirty"))
+        elif st:
+            bar.append(" ● up to date", style=style_of(v, "state-indexed"))
+        root = short_path(str(self.engine.workspace.root), self.display_home)
+        bar.append(f"  {root}", style="bold")
+        if st:
+            provider = st.get("provider") or "none"
+            if provider == "none":
+                desc = "no embeddings · FTS-only"
+            else:
+                model = Path(str(st.get("model"))).name.removesuffix(".gguf")
+                desc = f"{provider} {model} {st.get('dims')}d · {st.get('mode')}"
+            bar.append(f"  │ {desc}", style="dim")
+            bar.append(f"  │ {st.get('files')} files · {st.get('chunks')} chunks", style="dim")
+        if st.get("backend") == "qmd":
+            fb = st.get("fallback")
+            bar.append(
+                f"  │ qmd{' → ' + str(fb) if fb else ''}",
+                style=style_of(v, "state-error") if fb else "dim",
+            )
+        self.query_one("#topbar", Static).update(bar)
+
+    # -- actions ----------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (action in _MODAL_BLOCKED and isinstance(self.screen, ModalScreen))
+
+    def action_help(self) -> None:
+        rows = key_rows(key_sections(), self.keymap)
+        hint = short_path(self.ui.path or settings_path(), self.display_home)
+        self.push_screen(HelpScreen(rows, hint))
+
+    def action_focus_search(self) -> None:
+        self.query_one("#panes", TabbedContent).active = "pane-search"
+        inp = self.search_pane.query_one("#search-input", Input)
+        inp.focus()
+        inp.cursor_position = len(inp.value)
+
+    def action_focus_pane(self, pane: str) -> None:
+        tabs = self.query_one("#panes", TabbedContent)
+        if pane == "tree":
+            self.memory_tree.focus()
+        elif pane == "editor":
+            tabs.active = "pane-editor"
+            self.editor_pane.area.focus()
+        elif pane == "search":
+            tabs.active = "pane-search"
+            results = self.search_pane.query_one("#results", DataTable)
+            if results.row_count:
+                results.focus()
+            else:
+                self.search_pane.query_one("#search-input", Input).focus()
+        elif pane == "monitor":
+            tabs.active = "pane-monitor"
+            self.monitor.focus()
+
+    def action_toggle_theme(self) -> None:
+        current = self.get_theme(self.theme)
+        dark = current.dark if current is not None else True
+        if dark:
+            target = DEFAULT_LIGHT if DEFAULT_LIGHT in self.available_themes else FALLBACK_LIGHT
+        else:
+            target = DEFAULT_DARK if DEFAULT_DARK in self.available_themes else FALLBACK_DARK
+        self.set_theme(target)
+
+    def set_theme(self, name: str) -> None:
+        self.theme = name
+
+    def action_sync_now(self) -> None:
+        self.request_sync("manual")
+        self.notify("Sync requested.", timeout=2)
+
+    def action_full_reindex(self) -> None:
+        self.request_sync("reindex", force=True)
+        self.notify("Full reindex requested; searches use the old index until the swap.", timeout=4)
+
+    # -- editor -------------------------------------------------------------------------
+    def open_location(self, path: str, line: int = 1) -> None:
+        editor = self.editor_pane
+        try:
+            rel = self.engine.workspace.rel(self.engine.workspace.resolve(path))
+        except ValueError as exc:
+            self.notify(str(exc), title="Cannot open", severity="error")
+            return
+        if editor.rel == rel:
+            if editor.modified:
+                editor.goto_line(line)
+                self._show_editor()
+                return
+        elif editor.modified:
+
+            def decided(discard: bool | None) -> None:
+                if discard:
+                    self._open(rel, line)
+
+            self.push_screen(
+                ConfirmScreen(
+                    "Unsaved changes",
+                    f"{editor.rel} has unsaved changes. Discard them and open {rel}?",
+                    yes="Discard and open",
+                ),
+                decided,
+            )
+            return
+        self._open(rel, line)
+
+    def _open(self, rel: str, line: int) -> None:
+        try:
+            self.editor_pane.open(rel, line)
+        except OpenError as exc:
+            self.notify(str(exc), title="Cannot open", severity="error")
+            return
+        self.memory_tree.select_rel(rel)
+        self._show_editor()
+
+    def _show_editor(self) -> None:
+        self.query_one("#panes", TabbedContent).active = "pane-editor"
+        self.editor_pane.area.focus()
+
+    def action_save(self) -> None:
+        editor = self.editor_pane
+        if editor.rel is None:
+            self.notify("No file is open.", severity="warning")
+            return
+        if editor.is_daily and not editor.unlocked:
+            self.notify(
+                f"{editor.rel} is a daily log (append-only): ctrl+n appends an entry; "
+                "'Editor: allow editing' in the palette unlocks it.",
+                severity="warning",
+            )
+            return
+        if not editor.modified and not editor.external_change:
+            self.notify(f"{editor.rel}: nothing to save.", timeout=2)
+            return
+        self._save(force=False)
+
+    def _save(self, *, force: bool) -> None:
+        editor = self.editor_pane
+        try:
+            rel = editor.save(force=force)
+        except ExternalChangeError:
+            self.push_screen(ExternalChangeScreen(str(editor.rel)), self._external_choice)
+            return
+        except (OpenError, OSError) as exc:
+            self.notify(
+                f"Not saved: {exc}. Your text is still in the editor.",
+                title="Save failed",
+                severity="error",
+            )
+            return
+        self.notify(f"Saved {rel}; re-indexing.", timeout=3)
+        self._after_write(rel, "save")
+
+    def _external_choice(self, choice: str | None) -> None:
+        editor = self.editor_pane
+        if choice == "reload":
+            editor.reload()
+            self.notify(f"Reloaded {editor.rel} from disk.", timeout=3)
+        elif choice == "overwrite":
+            self._save(force=True)
+        else:
+            self.notify("Not saved. The file on disk and your buffer are unchanged.", timeout=4)
+
+    def _after_write(self, rel: str, reason: str) -> None:
+        self.engine.mark_dirty()
+        self.request_sync(reason)
+        self.refresh_tree()
+
+    def action_reload(self) -> None:
+        editor = self.editor_pane
+        if editor.rel is None:
+            return
+        if not editor.modified:
+            editor.reload()
+            return
+
+        def decided(discard: bool | None) -> None:
+            if discard:
+                editor.reload()
+
+        self.push_screen(
+            ConfirmScreen(
+                "Reload from disk", f"Discard your edits to {editor.rel}?", yes="Discard and reload"
+            ),
+            decided,
+        )
+
+    def action_unlock_editor(self) -> None:
+        editor = self.editor_pane
+        if editor.rel is None:
+            return
+
+        def decided(ok: bool | None) -> None:
+            if ok:
+                editor.unlock()
+                editor.area.focus()
+
+        self.push_screen(
+            ConfirmScreen(
+                "Edit a daily log",
+                f"{editor.rel} is append-only by convention: agents read earlier entries as "
+                "a record. Allow editing it anyway?",
+                yes="Allow editing",
+            ),
+            decided,
+        )
+
+    def action_append_entry(self, initial: str = "") -> None:
+        now = self.clock()
+        ws = self.engine.workspace
+        rel = ws.rel(ws.daily_path(now.date()))
+        editor = self.editor_pane
+        if editor.rel == rel and editor.modified:
+            self.notify(f"Save or reload {rel} before appending to it.", severity="warning")
+            return
+        screen = AppendEntryScreen(rel, now.strftime("%H:%M"), blink=self.blink, initial=initial)
+        self.push_screen(screen, self._append)
+
+    def _append(self, text: str | None) -> None:
+        if text is None:
+            return
+        ws = self.engine.workspace
+        try:
+            path, line = ws.append_entry(text, now=self.clock())
+        except (ValueError, OSError) as exc:
+            self.notify(f"Not appended: {exc}", title="Append failed", severity="error")
+            self.action_append_entry(initial=text)  # keep the text
+            return
+        rel = ws.rel(path)
+        self.notify(f"Appended to {rel}; re-indexing.", timeout=3)
+        editor = self.editor_pane
+        if editor.rel is None or editor.rel == rel or not editor.modified:
+            self._open(rel, line)
+        self._after_write(rel, "append")
+
+
+def key_sections() -> list[tuple[str, type]]:
+    """Where each group of bindings works (drives help, keymap validation)."""
+    from tui.screens.dialogs import AppendEntryScreen, ConfirmScreen, ExternalChangeScreen
+    from tui.screens.help import HelpScreen
+
+    return [
+        ("Everywhere", MemdeckApp),
+        ("Search pane", SearchPane),
+        ("Memory tree", MemoryTree),
+        ("Append entry", AppendEntryScreen),
+        ("Dialogs", ConfirmScreen),
+        ("External change", ExternalChangeScreen),
+        ("Help", HelpScreen),
+    ]
+
+
+def _start_tab(pane: str) -> str:
+    return pane if pane in ("editor", "search", "monitor") else "search"
+
+
+def run_app(engine: Engine, *, sync_service: SyncService | None = None) -> int:
+    """Run the app on ``engine`` with a background sync service; always cleans up."""
+    service = sync_service if sync_service is not None else SyncService(engine)
+    app = MemdeckApp(engine, sync_service=service)
+    try:
+        result = app.run()
+    finally:
+        if service.started:
+            service.stop(timeout=5.0)
+        engine.close()
+    return int(result or 0)

@@ -1,0 +1,159 @@
+"""Textual messages: the only way background work reaches the widgets.
+
+The engine publishes plain dataclass events from its worker threads; the bridge
+in ``tui.bridge`` wraps each one in a message below and posts it to the app, so
+every widget update happens in a message handler on the UI thread. Progress
+messages replace each other in the queue (``can_replace``): if the UI falls
+behind a fast reindex it only draws the latest progress, never a backlog.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.message import Message
+
+from engine.events import (
+    Event,
+    FileError,
+    SearchTimed,
+    SyncDone,
+    SyncFailed,
+    SyncProgress,
+    SyncStarted,
+)
+from engine.search import SearchOutcome
+from engine.store import FileRecord
+from engine.sync_service import SyncServiceState
+from engine.workspace import MemoryFile
+
+
+class EngineEvent(Message):
+    """An engine event, delivered on the UI thread."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class SyncStartedMessage(EngineEvent):
+    event: SyncStarted
+
+
+class SyncProgressMessage(EngineEvent):
+    event: SyncProgress
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SyncProgressMessage)
+
+
+class SyncDoneMessage(EngineEvent):
+    event: SyncDone
+
+
+class SyncFailedMessage(EngineEvent):
+    event: SyncFailed
+
+
+class FileErrorMessage(EngineEvent):
+    event: FileError
+
+
+class SearchTimedMessage(EngineEvent):
+    event: SearchTimed
+
+
+_WRAPPERS: dict[type, type[EngineEvent]] = {
+    SyncStarted: SyncStartedMessage,
+    SyncProgress: SyncProgressMessage,
+    SyncDone: SyncDoneMessage,
+    SyncFailed: SyncFailedMessage,
+    FileError: FileErrorMessage,
+    SearchTimed: SearchTimedMessage,
+}
+
+
+def wrap_event(event: Event) -> EngineEvent | None:
+    """The message for an engine event (None for event types the UI ignores)."""
+    cls = _WRAPPERS.get(type(event))
+    return cls(event) if cls is not None else None
+
+
+class ServiceStateChanged(Message):
+    """A new ``SyncServiceState`` snapshot; only the newest one matters."""
+
+    def __init__(self, state: SyncServiceState) -> None:
+        super().__init__()
+        self.state = state
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ServiceStateChanged)
+
+
+class StatusLoaded(Message):
+    """``engine.status()`` computed off the UI thread."""
+
+    def __init__(self, status: dict[str, Any]) -> None:
+        super().__init__()
+        self.status = status
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, StatusLoaded)
+
+
+class TreeLoaded(Message):
+    """The workspace listing and the index's view of each file."""
+
+    def __init__(self, files: list[MemoryFile], records: dict[str, FileRecord]) -> None:
+        super().__init__()
+        self.files = files
+        self.records = records
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TreeLoaded)
+
+
+class SearchFinished(Message):
+    """A search worker's result; ``generation`` says which keystroke asked for it."""
+
+    def __init__(self, generation: int, outcome: SearchOutcome) -> None:
+        super().__init__()
+        self.generation = generation
+        self.outcome = outcome
+
+
+class SearchFailed(Message):
+    def __init__(self, generation: int, error: str) -> None:
+        super().__init__()
+        self.generation = generation
+        self.error = error
+
+
+class ResultsShown(Message):
+    """Results for a query are on screen; ``latency_ms`` is keystroke → table filled."""
+
+    def __init__(self, query: str, latency_ms: float, count: int) -> None:
+        super().__init__()
+        self.query = query
+        self.latency_ms = latency_ms
+        self.count = count
+        self.at = time.monotonic()
+
+
+class OpenLocation(Message):
+    """Open a memory file in the editor, with the cursor on ``line`` (1-based)."""
+
+    def __init__(self, path: str, line: int = 1) -> None:
+        super().__init__()
+        self.path = path
+        self.line = line
+
+
+class FileSaved(Message):
+    """A memory file was written by the app (save or append); the index is now stale."""
+
+    def __init__(self, path: str, reason: str = "save") -> None:
+        super().__init__()
+        self.path = path
+        self.reason = reason

@@ -1,0 +1,1 @@
+"""Modal screens: help, confirmations, the external-change dialog, append entry."""

@@ -1,0 +1,195 @@
+"""The score breakdown of one candidate: formula, parts, and the lists it came from.
+
+Everything printed here is read from the ``Candidate`` and ``SearchOutcome``
+objects the search pipeline built while ranking; nothing is recomputed for
+display (the formula line is ``Candidate.formula()`` itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from engine.search import Candidate, SearchOutcome
+from tui.format import location, num, signed_shift, style_of
+
+LIST_ROWS = 12
+
+
+def _component_note(outcome: SearchOutcome, side: str, position: int | None) -> str:
+    """How a raw side score became the component that is weighted."""
+    opts = outcome.options
+    if outcome.fusion == "rrf":
+        return f"RRF 1/({opts.rrf_k}+{position}) ÷ 1/({opts.rrf_k}+1)"
+    if outcome.fusion == "normalized":
+        n = sum(
+            1
+            for c in outcome.candidates
+            if (c.vector_score if side == "vector" else c.text_score) is not None
+        )
+        how = "z-score" if opts.normalization == "zscore" else "min-max"
+        return f"{how} over {n}"
+    return "raw"
+
+
+def explain(c: Candidate, outcome: SearchOutcome, variables: Mapping[str, str]) -> Group:
+    """The breakdown panel's content for candidate ``c``."""
+    s_final = style_of(variables, "score-final", "bold")
+    s_vec = style_of(variables, "score-vector")
+    s_text = style_of(variables, "score-text")
+    s_decay = style_of(variables, "score-decay")
+    s_mmr = style_of(variables, "score-mmr")
+    s_drop = style_of(variables, "score-dropped", "dim")
+    opts = outcome.options
+    lines: list[RenderableType] = []
+
+    head = Text()
+    if c.final_rank is not None:
+        head.append(f"#{c.final_rank} ", style=f"bold {s_final}")
+    else:
+        head.append("dropped ", style=f"bold {s_drop}")
+    head.append(location(c.path, c.start_line, c.end_line), style="bold")
+    where = []
+    if c.fts_position is not None:
+        where.append(f"FTS #{c.fts_position}")
+    if c.vector_position is not None:
+        where.append(f"vector #{c.vector_position}")
+    head.append("   from " + (" + ".join(where) if where else "no list"), style="dim")
+    lines.append(head)
+
+    formula = Text("score  ", style="bold")
+    formula.append(c.formula(), style=s_final)
+    lines.append(formula)
+    mode_note = {
+        "hybrid": f"hybrid · fusion {outcome.fusion}",
+        "fts": "FTS-only: the text score alone",
+        "vector": "vector-only: the cosine alone",
+    }[outcome.mode]
+    lines.append(Text(f"       {mode_note}", style="dim italic"))
+
+    vec = Text("vector ", style=f"bold {s_vec}")
+    vec.append(f"{c.vector_weight:.3f} × ", style="dim")
+    if c.vector_score is None:
+        vec.append("0        not in the vector list", style=s_drop)
+    else:
+        vec.append(f"{num(c.vector_component, 4)}", style="bold")
+        vec.append(f"  cosine {num(c.vector_score, 4)}")
+        vec.append(f" → {_component_note(outcome, 'vector', c.vector_position)}", style="dim")
+    lines.append(vec)
+
+    txt = Text("text   ", style=f"bold {s_text}")
+    txt.append(f"{c.text_weight:.3f} × ", style="dim")
+    if c.text_score is None:
+        txt.append("0        not in the FTS list", style=s_drop)
+    else:
+        r = c.bm25_rank
+        mapping = "−r/(1−r)" if r is not None and r < 0 else "1/(1+r)"
+        txt.append(f"{num(c.text_component, 4)}", style="bold")
+        txt.append(f"  bm25 {num(r, 4)} → {mapping} = {num(c.text_score, 4)}")
+        txt.append(f" → {_component_note(outcome, 'text', c.fts_position)}", style="dim")
+    lines.append(txt)
+
+    dec = Text("decay  ", style=f"bold {s_decay}")
+    if not opts.decay_enabled:
+        dec.append("off", style=s_drop)
+    elif c.age_days is None:
+        dec.append("evergreen file (MEMORY.md or undated note) → ×1")
+    else:
+        dec.append(
+            f"age {c.age_days:.1f} d, half-life {opts.half_life_days:g} d"
+            f" → ×{c.decay_multiplier:.4f}"
+        )
+    lines.append(dec)
+
+    mmr = Text("MMR    ", style=f"bold {s_mmr}")
+    if c.mmr_position is None:
+        mmr.append("off" if not opts.mmr_enabled else "not re-ranked", style=s_drop)
+    else:
+        mmr.append(
+            f"#{c.sorted_position} → #{c.mmr_position} ({signed_shift(c.mmr_shift)})"
+            f"  λ {opts.mmr_lambda:.2f}×relevance {num(c.mmr_relevance, 3)}"
+            f" − {1 - opts.mmr_lambda:.2f}×max-sim {num(c.mmr_max_similarity, 3)}"
+            f" = {num(c.mmr_score, 3)}"
+        )
+    lines.append(mmr)
+
+    cut = Text("cut    ", style="bold")
+    if c.final_rank is not None:
+        cut.append(
+            f"{c.score:.4f} ≥ minScore {opts.min_score:.2f} → kept, rank {c.final_rank}"
+            f" of {len(outcome.results)} (maxResults {opts.max_results})"
+        )
+        if c.rescued:
+            cut.append("  kept by the keyword rescue", style=s_text)
+    else:
+        cut.append(c.dropped or "dropped", style=s_drop)
+    lines.append(cut)
+    lines.append(Text(""))
+    lines.append(candidate_lists(outcome, c.chunk_id, variables))
+    return Group(*lines)
+
+
+def candidate_lists(
+    outcome: SearchOutcome, selected: int | None, variables: Mapping[str, str]
+) -> Table:
+    """The two candidate lists side by side, the selected chunk highlighted."""
+    r = outcome.retrieval
+    s_vec = style_of(variables, "score-vector")
+    s_text = style_of(variables, "score-text")
+    grid = Table.grid(padding=(0, 3))
+    grid.add_column()
+    grid.add_column()
+    op = r.fts_operator or ""
+    fts_title = f"FTS list ({op})" if op else "FTS list"
+    if outcome.mode == "vector":
+        fts_title += " — unused in vector-only mode"
+    vec_title = "vector list (cosine)"
+    if outcome.mode == "fts":
+        vec_title += " — unused in FTS-only mode"
+    fts = Table(title=fts_title, title_style=f"bold {s_text}", box=None, padding=(0, 1))
+    fts.add_column("#", justify="right")
+    fts.add_column("location")
+    fts.add_column("bm25", justify="right")
+    for pos, (cid, rank_value) in enumerate(r.fts_hits[:LIST_ROWS], start=1):
+        row = r.rows.get(cid)
+        where = location(row.path, row.start_line, row.end_line) if row else f"chunk {cid}"
+        fts.add_row(
+            str(pos), where, f"{rank_value:.3f}", style="reverse" if cid == selected else ""
+        )
+    if len(r.fts_hits) > LIST_ROWS:
+        fts.add_row("", f"… {len(r.fts_hits) - LIST_ROWS} more", "")
+    if not r.fts_hits:
+        fts.add_row("", "no FTS hits" if r.fts_available else "FTS5 unavailable", "")
+    vec = Table(title=vec_title, title_style=f"bold {s_vec}", box=None, padding=(0, 1))
+    vec.add_column("#", justify="right")
+    vec.add_column("location")
+    vec.add_column("cos", justify="right")
+    for pos, (cid, sim) in enumerate(r.vector_hits[:LIST_ROWS], start=1):
+        row = r.rows.get(cid)
+        where = location(row.path, row.start_line, row.end_line) if row else f"chunk {cid}"
+        vec.add_row(str(pos), where, f"{sim:.3f}", style="reverse" if cid == selected else "")
+    if len(r.vector_hits) > LIST_ROWS:
+        vec.add_row("", f"… {len(r.vector_hits) - LIST_ROWS} more", "")
+    if not r.vector_hits:
+        why = r.vector_error or ("no embeddings (FTS-only)" if not r.vector_available else "none")
+        vec.add_row("", why, "")
+    grid.add_row(fts, vec)
+    return grid
+
+
+class BreakdownView(VerticalScroll):
+    """Scrollable holder of the breakdown of the highlighted result."""
+
+    def compose(self):  # type: ignore[override]
+        yield Static(
+            Text("Type a query: the breakdown of the highlighted result appears here."),
+            id="breakdown-body",
+        )
+
+    def show(self, renderable: RenderableType) -> None:
+        self.query_one("#breakdown-body", Static).update(renderable)

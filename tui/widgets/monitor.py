@@ -1,0 +1,340 @@
+"""The monitor: what the index is, whether it is fresh, and what it is doing.
+
+Fed by three message kinds, never by polling widgets from threads: ``StatusLoaded``
+(``engine.status()`` computed in a worker), the sync service's state snapshots,
+and engine events (progress, done, failures, search timings). Progress shows
+rate and ETA from the event itself, so a test that replays events sees exactly
+the numbers it sent.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Label, ProgressBar, RichLog, Sparkline, Static
+
+from engine.events import FileError, SearchTimed, SyncDone, SyncFailed, SyncProgress, SyncStarted
+from engine.sync_service import SyncServiceState
+from tui.format import ago, clock_time, duration, short_path, style_of
+
+HISTORY = 40
+
+
+class MonitorPane(VerticalScroll):
+    """Index facts, live sync progress, sparklines, errors and the QMD backend."""
+
+    def __init__(
+        self,
+        *,
+        now: Callable[[], float],
+        home: Path | None,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._now = now
+        self._home = home
+        self.status: dict[str, Any] = {}
+        self.service: SyncServiceState | None = None
+        self.sync_durations: collections.deque[float] = collections.deque(maxlen=HISTORY)
+        self.search_ms: collections.deque[float] = collections.deque(maxlen=HISTORY)
+        self.progress: SyncProgress | None = None
+        self.running: SyncStarted | None = None
+        self.last_done: SyncDone | None = None
+        self.errors_logged = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="monitor-facts")
+        with Vertical(id="monitor-progress-box"):
+            yield Label("idle", id="monitor-progress-label")
+            yield ProgressBar(id="monitor-progress", show_eta=False, show_percentage=True)
+        with Horizontal(id="monitor-sparks"):
+            with Vertical(classes="spark-box"):
+                yield Label("sync time · no sync yet", id="spark-sync-label")
+                yield Sparkline([], id="spark-sync")
+            with Vertical(classes="spark-box"):
+                yield Label("search · no search yet", id="spark-search-label")
+                yield Sparkline([], id="spark-search")
+        yield Static(id="monitor-qmd")
+        yield Label("errors", classes="section-title")
+        yield RichLog(id="monitor-errors", max_lines=200, wrap=True, markup=False)
+
+    def on_mount(self) -> None:
+        self._show_facts()
+        self._show_qmd()
+        self._show_progress()
+
+    # -- inputs (called from the app's message handlers) ----------------------------
+    def show_status(self, status: Mapping[str, Any]) -> None:
+        first = not self.status
+        self.status = dict(status)
+        self._show_facts()
+        self._show_qmd()
+        if first:
+            for path, error in sorted(dict(status.get("file_errors") or {}).items()):
+                self.log_error(f"{path}: {error}")
+            if status.get("provider_error"):
+                self.log_error(f"provider: {status['provider_error']}")
+            if status.get("recovered"):
+                self.log_error(str(status["recovered"]))
+
+    def show_service(self, state: SyncServiceState) -> None:
+        old = self.service
+        self.service = state
+        # File and sync errors arrive as engine events; only the watcher's own
+        # problems are news here.
+        if state.watch_error and (old is None or old.watch_error != state.watch_error):
+            self.log_error(f"watcher: {state.watch_error}")
+        self._show_facts()
+
+    def apply_event(self, event: object) -> None:
+        if isinstance(event, SyncStarted):
+            self.running = event
+            self.progress = None
+            self._show_progress()
+        elif isinstance(event, SyncProgress):
+            self.progress = event
+            self._show_progress()
+        elif isinstance(event, SyncDone):
+            self.running = None
+            self.progress = None
+            self.last_done = event
+            self.sync_durations.append(event.duration)
+            self.query_one("#spark-sync", Sparkline).data = list(self.sync_durations)
+            self.query_one("#spark-sync-label", Label).update(
+                f"sync time · last {duration(event.duration)}"
+                f" · max {duration(max(self.sync_durations))}"
+            )
+            for err in event.errors:
+                self.log_error(err)
+            self._show_progress()
+            self._show_facts()
+        elif isinstance(event, SyncFailed):
+            self.running = None
+            self.progress = None
+            self.log_error(f"sync ({event.reason}) failed: {event.error}")
+            self._show_progress()
+        elif isinstance(event, FileError):
+            self.log_error(f"{event.path}: {event.error}")
+        elif isinstance(event, SearchTimed):
+            self.search_ms.append(event.duration_ms)
+            self.query_one("#spark-search", Sparkline).data = list(self.search_ms)
+            self.query_one("#spark-search-label", Label).update(
+                f"search · last {event.duration_ms:.1f} ms · max {max(self.search_ms):.1f} ms"
+            )
+
+    def redraw(self) -> None:
+        self._show_facts()
+        self._show_qmd()
+
+    def log_error(self, text: str) -> None:
+        self.errors_logged += 1
+        stamp = clock_time(self._now())
+        self.query_one("#monitor-errors", RichLog).write(Text(f"{stamp}  {text}"))
+
+    # -- drawing --------------------------------------------------------------------
+    def _show_progress(self) -> None:
+        bar = self.query_one("#monitor-progress", ProgressBar)
+        label = self.query_one("#monitor-progress-label", Label)
+        p = self.progress
+        if self.running is None and p is None:
+            bar.update(total=1, progress=1 if self.last_done else 0)
+            if self.last_done is not None:
+                d = self.last_done
+                label.update(
+                    f"idle · last sync ({d.reason}{', full' if d.full else ''}): "
+                    f"{d.files_indexed} files, {d.chunks_embedded} chunks embedded, "
+                    f"{d.cache_hits} cache hits in {duration(d.duration)}"
+                )
+            else:
+                label.update("idle")
+            return
+        if p is None:
+            bar.update(total=None)
+            label.update(f"sync ({self.running.reason if self.running else '…'}) starting…")
+            return
+        if p.phase == "embed" and p.chunks_total:
+            bar.update(total=p.chunks_total, progress=p.chunks_embedded)
+            text = f"embedding {p.chunks_embedded}/{p.chunks_total} chunks"
+        else:
+            bar.update(total=max(1, p.files_total), progress=p.files_done)
+            text = f"{p.phase}: {p.files_done}/{p.files_total} files"
+        if p.rate:
+            text += f" · {p.rate:.0f} chunks/s"
+        if p.eta_seconds is not None:
+            text += f" · ETA {duration(p.eta_seconds)}"
+        if p.cache_hits:
+            text += f" · {p.cache_hits} cache hits"
+        label.update(text)
+
+    def _show_facts(self) -> None:
+        st = self.status
+        v = self.app.theme_variables
+        ok = style_of(v, "state-indexed")
+        warn = style_of(v, "state-dirty")
+        bad = style_of(v, "state-error")
+        if not st:
+            self.query_one("#monitor-facts", Static).update(Text("loading status…", style="dim"))
+            return
+        t = Table.grid(padding=(0, 2))
+        t.add_column(style="bold", no_wrap=True, min_width=9)
+        t.add_column(ratio=1)
+        t.add_column(style="bold", no_wrap=True)
+        t.add_column(ratio=1)
+
+        provider = Text(str(st.get("provider")))
+        if st.get("provider") in (None, "none"):
+            provider.append("  (FTS-only)", style=warn)
+        if st.get("provider_error"):
+            provider.append(f"  {st['provider_error']}", style=bad)
+        vector = Text(str(st.get("vector")))
+        if st.get("sqlite_vec_version"):
+            vector.append(f" {st['sqlite_vec_version']}", style="dim")
+        if st.get("sqlite_vec_error"):
+            vector.append(f"  numpy fallback: {st['sqlite_vec_error']}", style=warn)
+        fts = Text(str(st.get("fts")), style=ok if st.get("fts") == "fts5" else bad)
+        fts.append(f" ({st.get('fts_tokenizer')})", style="dim")
+        dirty = bool(st.get("dirty"))
+        service = self.service
+        if service is not None:
+            dirty = dirty or service.dirty
+        dirty_text = Text("yes" if dirty else "no", style=warn if dirty else ok)
+        if st.get("needs_full_reindex"):
+            dirty_text.append("  (settings changed: full reindex)", style=warn)
+        files = Text(f"{st.get('files')} indexed / {st.get('files_on_disk')} on disk")
+        chunks = Text(f"{st.get('chunks')}")
+        if st.get("provider") not in (None, "none"):
+            chunks.append(f" ({st.get('embedded_chunks')} embedded)", style="dim")
+        last = st.get("last_sync") or None
+        if self.last_done is not None:
+            d = self.last_done
+            last_text = Text(
+                f"{clock_time(d.at)} ({ago(d.at, self._now())}) · {d.reason} · "
+                f"{duration(d.duration)}"
+            )
+        elif isinstance(last, Mapping):
+            last_text = Text(
+                f"{last.get('at')} · {last.get('reason')} · {last.get('duration_s')} s"
+            )
+        else:
+            last_text = Text("not in this session", style="dim")
+        watch = Text("–", style="dim")
+        if service is not None:
+            if service.disabled:
+                watch = Text(f"off: {service.disabled}", style=warn)
+            elif service.watch_error:
+                watch = Text(service.watch_error, style=bad)
+            elif service.watching:
+                watch = Text(f"watching {service.watched_dirs} folders", style=ok)
+            else:
+                watch = Text("not watching", style="dim")
+            if service.running:
+                watch.append(f" · syncing ({service.running_reason})", style=warn)
+            if service.next_retry_in is not None:
+                watch.append(f" · retry in {service.next_retry_in:.0f} s", style=bad)
+
+        paths = Table.grid(padding=(0, 2))
+        paths.add_column(style="bold", no_wrap=True, min_width=9)
+        paths.add_column(overflow="fold")
+        paths.add_row("workspace", Text(short_path(st.get("workspace"), self._home)))
+        paths.add_row("index", Text(short_path(st.get("index"), self._home)))
+        rows = [
+            ("agent", Text(str(st.get("agent"))), "backend", Text(str(st.get("backend")))),
+            ("provider", provider, "model", Text(str(st.get("model") or "–"))),
+            ("dims", Text(str(st.get("dims") or "–")), "mode", Text(str(st.get("mode")))),
+            (
+                "binding",
+                Text(f"{st.get('binding')} · SQLite {st.get('sqlite_version')}"),
+                "vectors",
+                vector,
+            ),
+            ("FTS", fts, "cache", Text(f"{st.get('cache_entries')} embeddings")),
+            ("files", files, "chunks", chunks),
+            ("dirty", dirty_text, "last sync", last_text),
+            (
+                "sync",
+                watch,
+                "errors",
+                Text(
+                    str(len(st.get("file_errors") or {})),
+                    style=bad if st.get("file_errors") else ok,
+                ),
+            ),
+        ]
+        for a, b, c, d in rows:
+            t.add_row(a, b, c, d)
+        self.query_one("#monitor-facts", Static).update(Group(paths, t))
+
+    def _show_qmd(self) -> None:
+        st = self.status
+        widget = self.query_one("#monitor-qmd", Static)
+        qmd = st.get("qmd")
+        backend = st.get("backend")
+        if backend != "qmd" and not qmd:
+            widget.update(
+                Text.assemble(
+                    ("QMD ", "bold"),
+                    ("not in use (memory.backend = builtin)", "dim"),
+                )
+            )
+            return
+        v = self.app.theme_variables
+        t = Table.grid(padding=(0, 2))
+        t.add_column(style="bold", no_wrap=True)
+        t.add_column()
+        fallback = st.get("fallback")
+        if fallback:
+            t.add_row(
+                "fallback",
+                Text(
+                    f"serving from {fallback}: {st.get('fallback_reason')}",
+                    style=style_of(v, "state-error"),
+                ),
+            )
+        else:
+            t.add_row(
+                "fallback", Text("none — qmd is answering", style=style_of(v, "state-indexed"))
+            )
+        if isinstance(qmd, Mapping):
+            cmd = qmd.get("resolved_command") or qmd.get("command")
+            t.add_row("command", Text(f"{cmd} · mode {qmd.get('search_mode')}"))
+            t.add_row(
+                "searches",
+                Text(
+                    f"{qmd.get('searches', 0)} ({qmd.get('fallbacks', 0)} fell back)"
+                    + (" · refreshing" if qmd.get("refreshing") else "")
+                ),
+            )
+            for key in ("last_update", "last_embed"):
+                t.add_row(key.replace("_", " "), Text(_describe_run(qmd.get(key))))
+            colls = qmd.get("collections") or []
+            names = ", ".join(
+                f"{c.get('name')} ({short_path(c.get('path'), self._home)})"
+                if isinstance(c, Mapping)
+                else str(c)
+                for c in colls
+            )
+            t.add_row("collections", Text(names or "none"))
+            if qmd.get("last_failure"):
+                t.add_row("last failure", Text(str(qmd.get("last_failure"))))
+        title = Text("QMD backend", style="bold")
+        widget.update(Group(title, t))
+
+
+def _describe_run(run: object) -> str:
+    if not run:
+        return "not yet"
+    if isinstance(run, Mapping):
+        parts = []
+        for key in ("at", "ok", "duration_s", "duration", "error", "exit_code"):
+            if key in run and run[key] is not None:
+                parts.append(f"{key}={run[key]}")
+        return ", ".join(parts) or str(dict(run))
+    return str(run)

@@ -1,0 +1,472 @@
+"""Live search: results as you type, each score taken apart, and why others lost.
+
+Every ``Input.Changed`` starts an exclusive thread worker, so the previous
+keystroke's worker is cancelled: if it has not reached the index yet it never
+does (searches queue on a lock and a cancelled one gives up), and if it has, its
+result is ignored because its generation is stale. The worker always retrieves
+in hybrid mode, so the pane keeps the whole ``Retrieval`` (both candidate lists)
+and every toggle — mode, fusion, weights, MMR, decay — is a call to the pure
+``engine.search.rank`` on it, without touching the index again.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import threading
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.console import Group
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from engine.core import Engine
+from engine.search import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
+from tui import toggles
+from tui.format import bar_cells, location, num, signed_shift, stacked_bar, style_of
+from tui.messages import OpenLocation, ResultsShown, SearchFailed, SearchFinished
+from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
+
+SCORE_BAR = 8
+PART_BAR = 3
+
+
+class SearchPane(Vertical):
+    """The search box, toggles, ranked results, breakdown and why-not views."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape",
+            "leave",
+            "Leave search",
+            id="search.leave",
+            tooltip="Leave the search box (focus the results or the tree)",
+        ),
+        Binding(
+            "f2",
+            "cycle_mode",
+            "Mode",
+            id="search.mode",
+            show=False,
+            tooltip="Cycle hybrid → FTS-only → vector-only (re-ranks, no re-query)",
+        ),
+        Binding(
+            "f3",
+            "cycle_fusion",
+            "Fusion",
+            id="search.fusion",
+            show=False,
+            tooltip="Cycle fusion: normalized → weighted → rrf",
+        ),
+        Binding(
+            "f4", "toggle_mmr", "MMR", id="search.mmr", show=False, tooltip="MMR diversity on/off"
+        ),
+        Binding(
+            "f5",
+            "toggle_decay",
+            "Decay",
+            id="search.decay",
+            show=False,
+            tooltip="Temporal decay on/off",
+        ),
+        Binding(
+            "f6",
+            "weight(-1)",
+            "Vec −",
+            id="search.weight_down",
+            show=False,
+            tooltip="Move 0.1 of weight from vector to text",
+        ),
+        Binding(
+            "f7",
+            "weight(1)",
+            "Vec +",
+            id="search.weight_up",
+            show=False,
+            tooltip="Move 0.1 of weight from text to vector",
+        ),
+        Binding(
+            "f8",
+            "toggle_detail",
+            "Why not",
+            id="search.whynot",
+            show=False,
+            tooltip="Switch between the breakdown and the why-not list",
+        ),
+        Binding(
+            "down",
+            "cursor(1)",
+            show=False,
+            id="search.next",
+            tooltip="Next result (from the search box)",
+        ),
+        Binding(
+            "up",
+            "cursor(-1)",
+            show=False,
+            id="search.previous",
+            tooltip="Previous result (from the search box)",
+        ),
+    ]
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        today: Callable[[], dt.date],
+        blink: bool = True,
+        **kwargs: object,
+    ) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.engine = engine
+        self._today = today
+        self._blink = blink
+        self.options: SearchOptions = engine.default_options()
+        self.generation = 0
+        self._started: dict[int, float] = {}
+        self._lock = threading.Lock()
+        self.retrieval: Retrieval | None = None
+        self.outcome: SearchOutcome | None = None
+        self.query_text = ""
+        self.latencies_ms: collections.deque[float] = collections.deque(maxlen=500)
+        self.shown = 0
+
+    # -- layout ------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="search memory…  (/ from anywhere, Esc leaves)", id="search-input")
+        yield Static(id="search-toggles")
+        yield Static(id="search-status")
+        table: DataTable[Text] = DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        yield table
+        with TabbedContent(id="detail-tabs", initial="tab-breakdown"):
+            with TabPane("Breakdown", id="tab-breakdown"):
+                yield BreakdownView(id="breakdown")
+            with TabPane("Why not", id="tab-whynot"):
+                whynot: DataTable[Text] = DataTable(id="whynot", cursor_type="row")
+                yield whynot
+                yield Static(id="whynot-detail")
+
+    def on_mount(self) -> None:
+        inp = self.query_one("#search-input", Input)
+        if not self._blink:
+            inp.cursor_blink = False
+        results = self.query_one("#results", DataTable)
+        results.add_column("#", key="rank", width=2)
+        results.add_column("score", key="score", width=SCORE_BAR + 6)
+        results.add_column("vector", key="vector", width=PART_BAR + 5)
+        results.add_column("text", key="text", width=PART_BAR + 5)
+        results.add_column("decay", key="decay", width=5)
+        results.add_column("mmr", key="mmr", width=3)
+        results.add_column("location", key="location")
+        whynot = self.query_one("#whynot", DataTable)
+        whynot.add_column("location", key="location")
+        whynot.add_column("score", key="score", width=6)
+        whynot.add_column("lists", key="lists", width=9)
+        whynot.add_column("reason", key="reason")
+        self._show_toggles()
+        self._show_status()
+
+    # -- typing → worker -----------------------------------------------------------
+    @on(Input.Changed, "#search-input")
+    def _query_changed(self, event: Input.Changed) -> None:
+        self.generation += 1
+        gen = self.generation
+        self.query_text = event.value
+        self._started = {gen: time.perf_counter()}
+        if not event.value.strip():
+            self.workers.cancel_group(self, "search")
+            self.retrieval = None
+            self._draw(None)
+            return
+        self._search(event.value, gen)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, query: str, generation: int) -> None:
+        worker = get_current_worker()
+        with self._lock:  # one index query at a time; stale ones give up here
+            if worker.is_cancelled:
+                return
+            try:
+                outcome = self.engine.search(
+                    query, self.options.with_(mode="hybrid"), today=self._today()
+                )
+            except Exception as exc:
+                if not worker.is_cancelled:
+                    self.post_message(SearchFailed(generation, f"{type(exc).__name__}: {exc}"))
+                return
+        if not worker.is_cancelled:
+            self.post_message(SearchFinished(generation, outcome))
+
+    def on_search_finished(self, message: SearchFinished) -> None:
+        message.stop()
+        if message.generation != self.generation:
+            return  # a newer keystroke is on its way
+        self.retrieval = message.outcome.retrieval
+        outcome = message.outcome
+        if self.options.mode != "hybrid":
+            outcome = rank(self.retrieval, self.options, self._today())
+        self._draw(outcome)
+        started = self._started.pop(message.generation, None)
+        if started is not None:
+            latency = (time.perf_counter() - started) * 1000
+            self.latencies_ms.append(latency)
+            self.post_message(ResultsShown(outcome.query, latency, len(outcome.results)))
+
+    def on_search_failed(self, message: SearchFailed) -> None:
+        message.stop()
+        if message.generation != self.generation:
+            return
+        self.query_one("#search-status", Static).update(
+            Text(f"search failed: {message.error}", style="bold red")
+        )
+        self.app.notify(message.error, title="Search failed", severity="error")
+
+    # -- re-ranking toggles ----------------------------------------------------------
+    def rerank(self) -> None:
+        """Rank the cached retrieval again under the current options (no index query)."""
+        self._show_toggles()
+        if self.retrieval is None:
+            return
+        self._draw(rank(self.retrieval, self.options, self._today()))
+
+    def rerank_or_redraw(self) -> None:
+        """Redraw with the current theme's colours (re-ranking is cheap and pure)."""
+        self._show_toggles()
+        if self.outcome is not None and self.retrieval is not None:
+            self.rerank()
+
+    def research(self) -> None:
+        """Run the current query again (the index changed under it)."""
+        if self.query_text.strip():
+            self.generation += 1
+            self._started.pop(self.generation, None)
+            self._search(self.query_text, self.generation)
+
+    def set_options(self, options: SearchOptions) -> None:
+        self.options = options
+        self.rerank()
+
+    def action_cycle_mode(self) -> None:
+        self.set_options(toggles.cycle_mode(self.options))
+
+    def action_cycle_fusion(self) -> None:
+        self.set_options(toggles.cycle_fusion(self.options))
+
+    def action_toggle_mmr(self) -> None:
+        self.set_options(toggles.toggle_mmr(self.options))
+
+    def action_toggle_decay(self) -> None:
+        self.set_options(toggles.toggle_decay(self.options))
+
+    def action_weight(self, direction: int) -> None:
+        self.set_options(toggles.shift_weights(self.options, direction * toggles.WEIGHT_STEP))
+
+    def action_toggle_detail(self) -> None:
+        tabs = self.query_one("#detail-tabs", TabbedContent)
+        tabs.active = "tab-whynot" if tabs.active == "tab-breakdown" else "tab-breakdown"
+
+    def action_leave(self) -> None:
+        results = self.query_one("#results", DataTable)
+        if self.app.focused is self.query_one("#search-input") and results.row_count:
+            results.focus()
+        else:
+            self.app.action_focus_pane("tree")  # type: ignore[attr-defined]
+
+    def action_cursor(self, delta: int) -> None:
+        results = self.query_one("#results", DataTable)
+        if results.row_count:
+            row = max(0, min(results.row_count - 1, results.cursor_row + delta))
+            results.move_cursor(row=row)
+
+    # -- opening ----------------------------------------------------------------------
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.open_highlighted()
+
+    @on(DataTable.RowSelected, "#results")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        self.open_highlighted()
+
+    def highlighted(self) -> Candidate | None:
+        if self.outcome is None or not self.outcome.results:
+            return None
+        row = self.query_one("#results", DataTable).cursor_row
+        if 0 <= row < len(self.outcome.results):
+            return self.outcome.results[row]
+        return None
+
+    def open_highlighted(self) -> None:
+        c = self.highlighted()
+        if c is not None:
+            self.post_message(OpenLocation(c.path, c.start_line))
+
+    # -- drawing ------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#results")
+    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_breakdown()
+
+    @on(DataTable.RowHighlighted, "#whynot")
+    def _whynot_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        detail = self.query_one("#whynot-detail", Static)
+        if self.outcome is None or not (0 <= event.cursor_row < len(self.outcome.dropped)):
+            detail.update("")
+            return
+        c = self.outcome.dropped[event.cursor_row]
+        detail.update(explain(c, self.outcome, self.app.theme_variables))
+
+    def _show_breakdown(self) -> None:
+        view = self.query_one("#breakdown", BreakdownView)
+        outcome = self.outcome
+        if outcome is None:
+            view.show(Text("Type a query: the breakdown of the highlighted result appears here."))
+            return
+        c = self.highlighted()
+        if c is None:
+            view.show(
+                Group(
+                    Text("No result passed the cut; see Why not (F8).\n"),
+                    candidate_lists(outcome, None, self.app.theme_variables),
+                )
+                if outcome.candidates
+                else Text("No candidates: nothing in the index matches this query.")
+            )
+            return
+        view.show(explain(c, outcome, self.app.theme_variables))
+
+    def _show_toggles(self) -> None:
+        d = toggles.describe(self.options)
+        keys = self._keys()
+        text = Text()
+        for label, key, value in (
+            ("", keys["search.mode"], d["mode"]),
+            ("", keys["search.fusion"], d["fusion"]),
+            ("w", f"{keys['search.weight_down']}/{keys['search.weight_up']}", d["weights"]),
+            ("MMR", keys["search.mmr"], d["mmr"]),
+            ("decay", keys["search.decay"], d["decay"]),
+            ("", keys["search.whynot"], "why not"),
+        ):
+            text.append(key, style="bold reverse")
+            text.append(f" {label}{' ' if label else ''}", style="dim")
+            text.append(value, style="bold")
+            text.append("  ")
+        self.query_one("#search-toggles", Static).update(text)
+
+    def _keys(self) -> dict[str, str]:
+        keymap = getattr(self.app, "effective_keys", None)
+        out = {}
+        for b in self.BINDINGS:
+            assert isinstance(b, Binding)
+            key = keymap(b.id, b.key) if keymap else b.key
+            out[str(b.id)] = key.split(",")[0].upper()
+        return out
+
+    def _show_status(self) -> None:
+        out = self.outcome
+        status = self.query_one("#search-status", Static)
+        if out is None:
+            status.update(Text("Enter opens the highlighted result in the editor.", style="dim"))
+            return
+        r = out.retrieval
+        text = Text()
+        text.append(
+            f"{len(out.results)} result{'s' if len(out.results) != 1 else ''}", style="bold"
+        )
+        text.append(f" of {len(out.candidates)} candidates", style="dim")
+        text.append(
+            f" · FTS {len(r.fts_hits)}", style=style_of(self.app.theme_variables, "score-text")
+        )
+        if r.fts_operator == "OR":
+            text.append(" (OR fallback)", style="italic")
+        text.append(
+            f" · vector {len(r.vector_hits)}",
+            style=style_of(self.app.theme_variables, "score-vector"),
+        )
+        if out.mode != out.options.mode:
+            text.append(f" · {out.options.mode} unavailable → {out.mode}", style="italic")
+        if r.vector_error:
+            text.append(f" · vector side failed: {r.vector_error}", style="bold red")
+        if out.rescue_used:
+            text.append(" · keyword rescue", style="italic")
+        text.append(
+            f" · minScore {out.options.min_score:.2f} · {len(out.dropped)} dropped", style="dim"
+        )
+        status.update(text)
+
+    def _draw(self, outcome: SearchOutcome | None) -> None:
+        self.outcome = outcome
+        results = self.query_one("#results", DataTable)
+        whynot = self.query_one("#whynot", DataTable)
+        keep_row = results.cursor_row if results.row_count else 0
+        results.clear()
+        whynot.clear()
+        v = self.app.theme_variables
+        if outcome is not None:
+            s_vec = style_of(v, "score-vector")
+            s_text = style_of(v, "score-text")
+            s_final = style_of(v, "score-final")
+            s_decay = style_of(v, "score-decay")
+            s_mmr = style_of(v, "score-mmr")
+            s_drop = style_of(v, "score-dropped", "dim")
+            for c in outcome.results:
+                results.add_row(
+                    Text(str(c.final_rank), style="bold"),
+                    self._score_cell(c, s_vec, s_text, s_final),
+                    _part_cell(c.vector_score, s_vec),
+                    _part_cell(c.text_score, s_text),
+                    Text(
+                        f"×{c.decay_multiplier:.2f}" if c.age_days is not None else "·",
+                        style=s_decay,
+                    ),
+                    Text(signed_shift(c.mmr_shift) if c.mmr_position else "·", style=s_mmr),
+                    Text(location(c.path, c.start_line, c.end_line)),
+                    key=str(c.chunk_id),
+                )
+            for c in outcome.dropped:
+                lists = []
+                if c.fts_position:
+                    lists.append(f"F{c.fts_position}")
+                if c.vector_position:
+                    lists.append(f"V{c.vector_position}")
+                whynot.add_row(
+                    Text(location(c.path, c.start_line, c.end_line)),
+                    Text(num(c.score, 3), style=s_drop),
+                    Text(" ".join(lists), style="dim"),
+                    Text(c.dropped or "", style=s_drop),
+                    key=str(c.chunk_id),
+                )
+            if results.row_count:
+                results.move_cursor(row=min(keep_row, results.row_count - 1))
+        tabs = self.query_one("#detail-tabs", TabbedContent)
+        n_dropped = len(outcome.dropped) if outcome else 0
+        tabs.get_tab("tab-whynot").label = f"Why not ({n_dropped})"  # type: ignore[assignment]
+        if not whynot.row_count:
+            self.query_one("#whynot-detail", Static).update(
+                Text("Nothing was dropped." if outcome else "", style="dim")
+            )
+        self._show_status()
+        self._show_breakdown()
+        self.shown += 1
+
+    @staticmethod
+    def _score_cell(c: Candidate, s_vec: str, s_text: str, s_final: str) -> Text:
+        decay = c.decay_multiplier
+        vpart = c.vector_weight * (c.vector_component or 0.0) * decay
+        tpart = c.text_weight * (c.text_component or 0.0) * decay
+        cell = stacked_bar([(vpart, s_vec), (tpart, s_text)], SCORE_BAR, track="dim")
+        cell.append(f" {c.score:.3f}", style=f"bold {s_final}")
+        return cell
+
+
+def _part_cell(value: float | None, style: str) -> Text:
+    if value is None:
+        return Text("–".center(PART_BAR + 5), style="dim")
+    cell = Text(bar_cells(value, PART_BAR), style=style)
+    cell.append(f" {value:.2f}")
+    return cell
