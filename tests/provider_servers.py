@@ -17,6 +17,7 @@ import hashlib
 import itertools
 import json
 import re
+import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -101,6 +102,7 @@ class ProviderServer:
         self.batch_polls_to_finish = 1
         self.batch_fail_jobs = 0  # the first N jobs end in state "failed"
         self.jobs: dict[str, BatchJob] = {}
+        self.max_jobs_running = 0  # most jobs running at once, seen at job creation
         self.files: dict[str, bytes] = {}
         self._embed_calls = itertools.count()
         self._ids = itertools.count(1)
@@ -110,6 +112,12 @@ class ProviderServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            wbufsize = -1  # one send per response (headers + body) ...
+
+            def setup(self) -> None:
+                super().setup()
+                # ... and no Nagle delay, or every keep-alive request costs ~40 ms
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -281,8 +289,14 @@ class ProviderServer:
         lines = [json.loads(x) for x in raw.decode().splitlines() if x.strip()]
         kind = "voyage" if "request_params" in body else "openai"
         job = BatchJob(f"batch_{next(self._ids)}", kind, lines, body.get("request_params") or {})
-        self.jobs[job.id] = job
+        self._add_job(job)
         return Reply(200, {"id": job.id, "object": "batch", "status": "validating"})
+
+    def _add_job(self, job: BatchJob) -> None:
+        with self._lock:
+            self.jobs[job.id] = job
+            running = sum(1 for j in self.jobs.values() if j.state == "running")
+            self.max_jobs_running = max(self.max_jobs_running, running)
 
     def _advance(self, job: BatchJob) -> None:
         if job.state != "running":
@@ -305,8 +319,10 @@ class ProviderServer:
         rows = []
         for line in job.lines:
             if job.kind == "gemini":
-                text = line["request"]["content"]["parts"][0]["text"]
-                values = self._vec(text)
+                request = line["request"]
+                text = request["content"]["parts"][0]["text"]
+                dims = self.wrong_dims or request.get("outputDimensionality", self.dims)
+                values = text_vector(text, dims)
                 rows.append({"key": line["key"], "response": {"embedding": {"values": values}}})
             else:
                 text = line["body"]["input"]
@@ -352,7 +368,7 @@ class ProviderServer:
             raw = self.files[batch["inputConfig"]["fileName"]]
             lines = [json.loads(x) for x in raw.decode().splitlines() if x.strip()]
             job = BatchJob(f"batches/{next(self._ids)}", "gemini", lines, {"model": model})
-            self.jobs[job.id] = job
+            self._add_job(job)
             return Reply(200, {"name": job.id, "metadata": {"state": "BATCH_STATE_PENDING"}})
         raise ValueError(f"unknown method {method}")
 

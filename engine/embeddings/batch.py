@@ -223,17 +223,7 @@ class BatchRunner:
         ]
         wait = self.settings.wait
         interval = max(0.0, self.settings.poll_interval_ms / 1000)
-        while True:
-            if not self.active:
-                for f in flights:
-                    with contextlib.suppress(ProviderError):
-                        self.wire.cancel(f.job_id)
-                    self.registry.remove(self.scope, f.job_id)
-                    direct.update(k for k in f.keys if k in wanted)
-                flights = []
-                direct.update(todo)
-                todo = []
-                break
+        while self.active:
             while todo and len(flights) < max(1, self.settings.concurrency):
                 part, todo = todo[: self.wire.max_items], todo[self.wire.max_items :]
                 flight = self._submit(part, text_of)
@@ -252,6 +242,14 @@ class BatchRunner:
             flights = self._poll_all(flights, todo, direct)
             if len(flights) == before and not todo and interval == 0:
                 self.sleep(0.001)  # a zero interval must still yield to the server
+        if not self.active:
+            # batch mode just ended (second failure): everything goes direct
+            for f in flights:
+                with contextlib.suppress(ProviderError):
+                    self.wire.cancel(f.job_id)
+                self.registry.remove(self.scope, f.job_id)
+                direct.update(f.keys)
+            direct.update(todo)
         out = BatchOutcome()
         for i, k in enumerate(keys):
             if k in self._ready:

@@ -91,7 +91,7 @@ class RemoteProvider:
         redactor = Redactor([endpoint.api_key, *secret_header_values(headers)])
         kwargs: dict[str, Any] = {"sleep": sleep} if sleep is not None else {}
         self.transport = HttpTransport(
-            headers={"Content-Type": "application/json", **headers},
+            headers=headers,
             policy=policy,
             redactor=redactor,
             label=self.id,
