@@ -32,6 +32,7 @@ from engine.store import SCHEMA_VERSION, NewChunk, Store
 from engine.workspace import MAX_INDEX_BYTES, UnreadableFile, Workspace, decode_text, sha256_bytes
 
 EMBED_BATCH = 32
+BATCH_PENDING = "embeddings pending in a remote batch job; the next sync collects them"
 TMP_MARKER = ".reindex-"
 
 
@@ -298,7 +299,9 @@ class Indexer:
                 size=f.size,
                 model=self._model(),
                 chunks=with_vecs,
-                error=embed_error if incomplete else None,
+                # without an error, the chunks wait in remote batch jobs (wait=false);
+                # the note makes the next sync revisit the file and shows in status
+                error=(embed_error or BATCH_PENDING) if incomplete else None,
             )
             stats.files_indexed += 1
         self._progress("write", files_done, files_total, stats)
