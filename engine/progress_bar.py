@@ -40,8 +40,14 @@ class ProgressPrinter:
                 self._line(f"{kind} started ({event.reason})")
             elif isinstance(event, SyncProgress):
                 now = time.monotonic()
-                # Throttle redraws, but never swallow the first update of a new phase.
-                if event.phase == self._last_phase and now - self._last < self.min_interval:
+                # Throttle redraws, but never swallow the first or the last update of a phase.
+                last = (
+                    event.chunks_embedded >= event.chunks_total
+                    if event.phase == "embed" and event.chunks_total
+                    else event.files_done >= event.files_total
+                )
+                same = event.phase == self._last_phase
+                if same and not last and now - self._last < self.min_interval:
                     return
                 self._last, self._last_phase = now, event.phase
                 self._progress(self.render(event))

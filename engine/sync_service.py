@@ -293,6 +293,7 @@ class SyncService:
         self._stop = threading.Event()
         self._cancel = threading.Event()
         self._armed = threading.Event()
+        self._starting = False  # until the start-up decision is queued (or not)
         self._threads: list[threading.Thread] = []
         self._unsubscribe: Callable[[], None] | None = None
 
@@ -320,6 +321,7 @@ class SyncService:
         self._unsubscribe = self.engine.bus.subscribe(self._on_event)
         interval = self.sync_settings.interval_minutes
         with self._cond:
+            self._starting = True
             if interval and interval > 0:
                 self._pending.next_interval = time.monotonic() + interval * 60
         self._threads = [
@@ -356,7 +358,10 @@ class SyncService:
             self._unsubscribe()
             self._unsubscribe = None
         self._threads = []
-        self._watching = False
+        with self._cond:
+            self._watching = False
+            self._starting = False
+            self._cond.notify_all()
         self._emit()
         return not alive
 
@@ -416,7 +421,8 @@ class SyncService:
             while True:
                 p = self._pending
                 busy = (
-                    self._running_reason is not None
+                    self._starting
+                    or self._running_reason is not None
                     or bool(p.requests)
                     or p.watch_first is not None
                     or p.retry_at is not None
@@ -550,9 +556,11 @@ class SyncService:
         # so the start-up sync's scan comes after the arming and misses nothing.
         self._armed.wait(max(3.0, 3 * self.poll_interval))
         reason = self._startup_reason()
-        if reason is not None:
-            with self._cond:
+        with self._cond:
+            if reason is not None:
                 self._pending.requests = {reason: None, **self._pending.requests}
+            self._starting = False
+            self._cond.notify_all()
         while True:
             with self._cond:
                 while True:
