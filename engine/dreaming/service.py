@@ -281,7 +281,7 @@ class Dreamer:
                     inline=self.config.inline,
                     separate=self.config.separate,
                 )
-                report.files += [str(p) for p in written]
+                report.files += [str(p) for p in written if str(p) not in report.files]
         return report
 
     def _auto_write(self, deep: DeepResult, now: dt.datetime) -> list[str]:
