@@ -200,16 +200,20 @@ class Indexer:
         if f.media is not None:
             return self._prepare_media(f, data, file_hash, stats)
         try:
-            if len(data) > MAX_INDEX_BYTES:
-                raise UnreadableFile(
-                    f"{f.rel}: {len(data) / 1e6:.1f} MB is over the {MAX_INDEX_BYTES // 2**20} MiB"
-                    " indexing limit; not indexed"
-                )
+            # A transcript's limit applies to its flattened text: the JSONL around it
+            # (tool output, metadata) can be far larger than what gets indexed.
+            size = len(data)
             line_map: list[int] | None = None
             if f.read is not None:
                 produced = f.read(data)
                 text, line_map = produced if isinstance(produced, tuple) else (produced, None)
-            else:
+                size = len(text.encode("utf-8"))
+            if size > MAX_INDEX_BYTES:
+                raise UnreadableFile(
+                    f"{f.rel}: {size / 1e6:.1f} MB is over the {MAX_INDEX_BYTES // 2**20} MiB"
+                    " indexing limit; not indexed"
+                )
+            if f.read is None:
                 text, problem = decode_text(data, f.rel)
         except (UnreadableFile, ValueError) as exc:
             self._error(stats, f.rel, str(exc))

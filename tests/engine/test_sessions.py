@@ -223,3 +223,15 @@ def test_source_files_skip_symlinks_and_other_files(make_settings, state_dir, tm
 
 def test_missing_sessions_folder_is_empty(make_settings) -> None:
     assert session_source_files(make_settings(), {}) == []
+
+
+def test_a_large_transcript_is_judged_by_its_text_not_its_jsonl(session_engine, state_dir) -> None:
+    path = transcript_path(state_dir)
+    tool_output = json.dumps({"type": "message", "message": {"role": "toolResult",
+                              "content": "x" * 1_000_000}})  # fmt: skip
+    append(path, [msg("user", "remember the capybara"), *[tool_output] * 11])
+    assert path.stat().st_size > 10 * 1024 * 1024
+    eng = session_engine()
+    done = eng.sync()
+    assert done.errors == () and eng.store.files()["sessions/s1.jsonl"].error is None
+    assert [h.start_line for h in found(eng, "capybara")] == [1]
