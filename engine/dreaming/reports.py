@@ -32,6 +32,10 @@ TITLES = {"light": "Light Sleep", "deep": "Deep Sleep", "rem": "REM Sleep"}
 _TEXT_CHARS = 160
 
 
+class ReportError(RuntimeError):
+    """A report file memdeck will not rewrite (the message says why)."""
+
+
 def _short(text: str, limit: int = _TEXT_CHARS) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
@@ -113,9 +117,11 @@ def write_report(
     if inline:
         path = workspace / DREAMS_FILE
         try:
-            before = path.read_text(encoding="utf-8")
+            before = path.read_bytes().decode("utf-8")
         except FileNotFoundError:
             before = ""
+        except UnicodeDecodeError:
+            raise ReportError(f"{path}: not valid UTF-8; left as it is") from None
         atomic_write(path, replace_block(before, phase, body).encode("utf-8"))
         written.append(path)
     if separate:
@@ -129,6 +135,7 @@ def write_report(
 __all__ = [
     "DREAMS_FILE",
     "REPORTS_DIR",
+    "ReportError",
     "render_deep",
     "render_light",
     "render_rem",

@@ -32,6 +32,7 @@ from engine.dreaming.promotion import (
 from engine.dreaming.rem import RemResult, find_themes, rem_material
 from engine.dreaming.reports import (
     REPORTS_DIR,
+    ReportError,
     render_deep,
     render_light,
     render_rem,
@@ -273,14 +274,18 @@ class Dreamer:
                 if read_only:
                     report.skipped[f"{phase} report"] = read_only
                     continue
-                written = write_report(
-                    self.workspace,
-                    phase,
-                    body,
-                    now.date(),
-                    inline=self.config.inline,
-                    separate=self.config.separate,
-                )
+                try:
+                    written = write_report(
+                        self.workspace,
+                        phase,
+                        body,
+                        now.date(),
+                        inline=self.config.inline,
+                        separate=self.config.separate,
+                    )
+                except (ReportError, OSError) as exc:
+                    report.skipped[f"{phase} report"] = str(exc)
+                    continue
                 report.files += [str(p) for p in written if str(p) not in report.files]
         return report
 
