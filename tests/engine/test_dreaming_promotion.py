@@ -167,3 +167,51 @@ def test_separate_reports_storage(month, workspace_dir):
         not e.path.startswith("memory/dreaming/")
         for e in Dreamer(month, config=config).daily_entries()
     )
+
+
+def test_non_utf8_dreams_file_is_left_alone(month, workspace_dir):
+    raw = b"# Dreams\n\xff\xfe broken\n"
+    (workspace_dir / "DREAMS.md").write_bytes(raw)
+    report = _dreamer(month).run(["light"], m.NOW)
+    assert "not valid UTF-8" in report.skipped["light report"]
+    assert (workspace_dir / "DREAMS.md").read_bytes() == raw
+
+
+def test_recalled_transcript_messages_are_candidates(month, state_dir):
+    import json as _json
+
+    from engine.recall import RecallEvent, query_key
+
+    sessions = state_dir / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    said = "I always deploy from the release branch, never from main"
+    lines = [
+        _json.dumps({"type": "session", "id": "h"}),
+        _json.dumps(
+            {
+                "type": "message",
+                "timestamp": "2026-03-30T10:00:00Z",
+                "message": {"role": "user", "content": said},
+            }
+        ),
+    ]
+    (sessions / "s1.jsonl").write_text("\n".join(lines) + "\n")
+    events = [
+        RecallEvent(m.at(31, h), q, query_key(q), "sessions/s1.jsonl", "sessions", 2, 2, "s", 0.9)
+        for h, q in ((1, "deploy branch"), (2, "release branch rule"), (3, "where to deploy"))
+    ]
+    record_events(month.store, events)
+    result = _dreamer(month).deep(m.NOW)
+    p = {x.candidate.text: x for x in result.rejected}[said]
+    assert p.candidate.sources == ["sessions/s1.jsonl#L2"]
+    assert p.candidate.entry.day.isoformat() == "2026-03-30"
+    # relevance .9; frequency ln4/ln11 = 0.578130; diversity 3/5 = .6; last hit 03:00,
+    # 9 h = 0.375 d -> recency 0.5^(0.375/14) = 0.981605; days {30 note, 31 hits}:
+    # 0.55*ln2/ln5 + 0.45*1/7 = 0.236872 + 0.064286 = 0.301158; no tags
+    # total = .27 + .138751 + .09 + .147241 + .030116 = 0.676108 < minScore 0.8
+    assert p.score == pytest.approx(0.676108, abs=1e-6)
+    assert p.failed == ["score 0.676 < minScore 0.8"]
+    lowered = Dreamer(
+        month, config=DreamingSettings(timezone="UTC", deep=DeepSettings(min_score=0.6))
+    ).deep(m.NOW)
+    assert said in [x.candidate.text for x in lowered.proposed]
