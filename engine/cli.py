@@ -129,6 +129,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         + (f" — {st['sqlite_vec_error']}" if st["sqlite_vec_error"] else ""),
         f"provider    {st['provider']} ({st['provider_reason']})",
         f"model       {st['model'] or '-'}   dims {st['dims'] or '-'}",
+        *_provider_lines(st),
         f"mode        {st['mode']}",
         f"files       {st['files']} indexed / {st['files_on_disk']} on disk",
         f"chunks      {st['chunks']} ({st['embedded_chunks']} embedded)",
@@ -144,6 +145,27 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"file error  {path}: {err}")
     _emit(args, st, "\n".join(lines))
     return EXIT_OK
+
+
+def _provider_lines(st: dict[str, Any]) -> list[str]:
+    """Endpoint (key redacted), embedding fallback, batch jobs and multimodal scope."""
+    detail = st.get("provider_detail") or {}
+    out = []
+    if detail.get("endpoint"):
+        out.append(f"endpoint    {detail['endpoint']}   key {detail.get('api_key') or 'none'}")
+    switch = st.get("provider_fallback")
+    if switch:
+        out.append(f"fallback    {switch['from']} -> {switch['to']}: {switch['reason']}")
+    batch = detail.get("batch")
+    if batch:
+        state = "on" if batch["active"] else "off"
+        note = f" — {batch['disabled_reason']}" if batch["disabled_reason"] else ""
+        out.append(f"batch       {state}, {batch['jobs_running']} jobs running{note}")
+    multimodal = st.get("multimodal") or {}
+    if multimodal and (multimodal["active"] or "enabled is false" not in multimodal["why"]):
+        state = "on" if multimodal.get("active") else "off"
+        out.append(f"multimodal  {state} ({multimodal.get('why')})")
+    return out
 
 
 def cmd_index(args: argparse.Namespace) -> int:
