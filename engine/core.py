@@ -141,7 +141,8 @@ class Engine:
             self.store.close()
             self.store = self._open_store()
             self._store_key = self._key_of(self.store)
-            self.state.dirty = True
+            if self.store.get_meta("fingerprint") is None:
+                self.state.dirty = True  # the index is gone: it needs building again
             return True
 
     def _clean_debris(self) -> list[Path]:

@@ -391,7 +391,9 @@ class SyncService:
         if not self.sync_settings.on_search or self._stop.is_set() or not self._threads:
             return
         with self._cond:
-            if not self._dirty:
+            # The engine's flag covers changes the watcher cannot see (sync.watch off,
+            # an editor save reported through ``engine.mark_dirty()``).
+            if not (self._dirty or self.engine.state.dirty):
                 return
             if self._running_gen is not None and self._running_gen == self._gen:
                 return

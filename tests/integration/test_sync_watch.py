@@ -246,6 +246,19 @@ def test_a_transcript_growing_past_the_thresholds_becomes_searchable(
     assert set(indexed(eng)) == {"sessions/chat-1.jsonl", "sessions/chat-2.jsonl"}
 
 
+def test_a_transcripts_folder_created_after_start_is_watched(watched, make_engine, state_dir):
+    eng = make_engine(
+        provider=None, sync=NO_SEARCH_SYNC, session_memory=True, sources=("memory", "sessions")
+    )
+    eng, svc, _ = watched(eng)
+    assert svc.state.watched_dirs == 2
+    folder = sessions_dir(state_dir, "main")
+    folder.mkdir(parents=True)
+    append_lines(folder / "first.jsonl", [message("user", "the very first chat: armadillo")])
+    wait_until(lambda: hits(eng, "armadillo", ("memory", "sessions")), what="new folder")
+    wait_until(lambda: svc.state.watched_dirs == 3, what="transcripts folder watched")
+
+
 # -- other triggers ---------------------------------------------------------------------
 def test_search_on_a_dirty_index_syncs_in_the_background(watched, make_engine, workspace_dir):
     write(workspace_dir, "MEMORY.md", "stable words\n")
@@ -265,6 +278,18 @@ def test_search_on_a_dirty_index_syncs_in_the_background(watched, make_engine, w
     assert took < 30
     wait_until(lambda: "memory/new.md" in hit_paths(eng, "walrus"), what="search-triggered sync")
     assert "search" in reasons(log)
+
+
+def test_search_syncs_only_when_dirty_also_without_a_watcher(watched, make_engine, workspace_dir):
+    eng = make_engine(provider=None, sync=SyncSettings(watch=False, on_search=True))
+    eng, svc, log = watched(eng)
+    hits(eng, "anything")  # clean index: the search asks for nothing
+    assert svc.state.queued == () and not svc.state.running and reasons(log) == ["missing"]
+    write(workspace_dir, "memory/saved.md", "saved by an editor: ocelot\n")
+    eng.mark_dirty()  # what an editor's save reports when nothing watches
+    assert hit_paths(eng, "ocelot") == set()
+    wait_until(lambda: hit_paths(eng, "ocelot") == {"memory/saved.md"}, what="search sync")
+    assert reasons(log) == ["missing", "search"]
 
 
 def test_interval_sync_without_a_watcher(watched, make_engine, workspace_dir):
