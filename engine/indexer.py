@@ -334,16 +334,18 @@ class Indexer:
         step = max(1, len(texts)) if getattr(provider, "bulk", False) else EMBED_BATCH
         units = [("media", media[i : i + 4]) for i in range(0, len(media), 4)]
         units += [("text", texts[i : i + step]) for i in range(0, len(texts), step)]
+        # progress counts this sync's chunks: embedded so far of (earlier + this flush's)
+        total = stats.chunks_embedded + len(missing)
         done = 0
         for kind, batch in units:
             self._check_cancel()
             seen: list[EmbedProgress] = []
 
             def on_progress(
-                p: EmbedProgress, seen: list[EmbedProgress] = seen, base: int = done
+                p: EmbedProgress, seen: list[EmbedProgress] = seen, before: int = done
             ) -> None:
                 seen.append(p)
-                self._embed_progress(stats, p, base, len(missing), t0, files_done, files_total)
+                self._embed_progress(stats, p, before, total, t0, files_done, files_total)
 
             fresh = self._embed_unit(provider, kind, batch, text_of, dims, on_progress, stats)
             if seen:
@@ -354,7 +356,7 @@ class Indexer:
                 self.store.cache_put(pid, model, key, fresh)
             stats.chunks_embedded += len(fresh)
             done += len(batch)
-            self._embed_progress(stats, None, done, len(missing), t0, files_done, files_total)
+            self._embed_progress(stats, None, done, total, t0, files_done, files_total)
         if self.store.dims is None and out:
             self.store.set_dims(dims)
         return out
@@ -401,8 +403,11 @@ class Indexer:
         files_done: int,
         files_total: int,
     ) -> None:
-        """One ``embed`` progress event: chunks, requests, retries, rate and ETA."""
-        now = done + (p.items_done if p else 0)
+        """One ``embed`` event: chunks (of ``total`` known so far), requests, retries,
+        rate and ETA; ``done`` counts this flush's items before the running call."""
+        in_call = p.items_done if p else 0
+        now = done + in_call
+        embedded = stats.chunks_embedded + in_call
         elapsed = time.perf_counter() - t0
         rate = now / elapsed if elapsed > 0 and now else 0.0
         self.bus.publish(
@@ -410,11 +415,11 @@ class Indexer:
                 phase="embed",
                 files_done=files_done,
                 files_total=files_total,
-                chunks_embedded=stats.chunks_embedded + (p.items_done if p else 0),
+                chunks_embedded=embedded,
                 chunks_total=total,
                 cache_hits=stats.cache_hits,
                 rate=rate,
-                eta_seconds=(total - now) / rate if rate > 0 else None,
+                eta_seconds=(total - embedded) / rate if rate > 0 else None,
                 requests=stats.requests + (p.requests if p else 0),
                 retries=stats.retries + (p.retries if p else 0),
             )
