@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from engine.core import Engine
@@ -97,6 +98,69 @@ def test_killed_reindex_keeps_the_old_index_and_resumes_on_next_start(
         assert eng.search("quokka", eng.default_options().with_(min_score=0)).results
         assert eng.db_integrity() == "ok"
         assert not eng.needs_full_reindex()
+    finally:
+        eng.close()
+
+
+SWAP_KILL = """
+import sys
+from engine.config import load_settings
+from engine.core import Engine
+from engine.events import SyncProgress
+from tests.integration.sync_support import HashEmbedder
+
+env = {"OPENCLAW_STATE_DIR": sys.argv[2], "HOME": sys.argv[2]}
+engine = Engine(load_settings(workspace=sys.argv[1], env=env), provider=HashEmbedder())
+def report(event):
+    if isinstance(event, SyncProgress) and event.phase == "swap" and event.files_done == 0:
+        print("swap", flush=True)  # the copy into the live index starts now
+engine.bus.subscribe(report)
+engine.sync(reason="start")
+print("done", flush=True)
+"""
+
+
+def test_kill_during_the_swap_leaves_one_whole_index(make_settings, workspace_dir, state_dir):
+    for i in range(300):
+        write(workspace_dir, f"memory/big/b{i:03d}.md", f"entry {i} " + "filler text " * 800)
+    write(workspace_dir, "MEMORY.md", "sentinel word quokka\n")
+    settings = make_settings()
+    old = Engine(settings, provider=None)
+    old.sync()
+    chunks = old.status()["chunks"]
+    old.close()
+    index = settings.index_path
+    for delay in (0.0, 0.03, 0.1):  # before, during or after the copy
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SWAP_KILL, str(workspace_dir), str(state_dir)],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "swap"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+        # Whatever the moment, the live index is one whole build: the old FTS-only
+        # one, or the new one with every chunk embedded; never a mix, never damaged.
+        store = Store(index)
+        try:
+            assert store.db.scalar("pragma integrity_check") == "ok"
+            counts = store.counts()
+            assert counts["chunks"] == chunks
+            assert counts["embedded"] == (0 if store.dims is None else chunks)
+            assert store.fts_search('"quokka"', 5, ["memory"])
+            if store.dims is not None:
+                break  # the new build is in: a later kill would test nothing new
+        finally:
+            store.close()
+    eng = Engine(settings, provider=HashEmbedder())
+    try:
+        eng.sync()
+        assert eng.status()["embedded_chunks"] == chunks
+        assert eng.db_integrity() == "ok"
+        assert [p for p in index.parent.iterdir() if ".reindex-" in p.name] == []
     finally:
         eng.close()
 

@@ -346,6 +346,8 @@ def test_stop_cancels_a_full_reindex_and_leaves_the_old_index(make_engine, works
     svc.start()
     wait_until(lambda: any(p.phase == "embed" for p in log.of(SyncProgress)), what="embedding")
     assert svc.state.running and svc.state.running_reason == "start"
+    # Readers keep reading the old build while the new one is written.
+    assert hit_paths(eng, "falcons") and svc.state.running
     assert svc.stop(timeout=30)
     assert not svc.state.running and not svc.state.started
 
