@@ -1,17 +1,15 @@
 """Helpers shared by the sync tests and the sync benchmark.
 
-``HashEmbedder`` is a cheap deterministic embedding provider (feature hashing
-of words): it implements the real provider protocol, so the real store,
-sqlite-vec, embedding cache and search run unchanged, and it can be imported
-by name in a subprocess (``tests.integration.sync_support``), which a killed
+``HashEmbedder`` is the benchmarks' cheap deterministic embedding provider
+(feature hashing of words, ``tests.bench.synthetic``). It implements the real
+provider protocol, so the real store, sqlite-vec, embedding cache and search
+run unchanged, and it can be imported by name in a subprocess, which a killed
 or concurrent process needs. ``delay`` slows each batch down so that a test can
 kill or cancel a reindex while it is embedding.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,54 +17,34 @@ from typing import Any
 
 import numpy as np
 
-from engine.embeddings.base import ProgressCallback, normalize_rows
+from engine.embeddings.base import ProgressCallback
+from tests.bench import synthetic
 
-_WORD = re.compile(r"\w+")
 
-
-class HashEmbedder:
-    id = "hash"
-    model = "hash-64"
+class HashEmbedder(synthetic.HashEmbedder):
+    """The benchmark's feature-hashing embedder, with a counter and an optional delay."""
 
     def __init__(self, dims: int = 64, delay: float = 0.0) -> None:
-        self._dims = dims
+        super().__init__(dims)
         self.delay = delay
         self.texts_embedded = 0
         self._lock = threading.Lock()
 
-    @property
-    def dims(self) -> int:
-        return self._dims
-
     def fingerprint(self) -> dict[str, object]:
-        return {"provider": self.id, "model": self.model, "provider_key": f"d{self._dims}"}
-
-    def describe(self) -> dict[str, object]:
-        return {"provider": self.id, "model": self.model, "dims": self._dims}
-
-    def _vec(self, text: str) -> np.ndarray:
-        v = np.zeros(self._dims, dtype=np.float32)
-        for word in _WORD.findall(text.lower()):
-            h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-            v[h % self._dims] += 1.0 if (h >> 32) & 1 else -1.0
-        if not v.any():
-            v[0] = 1.0
-        return v
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return normalize_rows(self._vec(text))
+        return {"provider": self.id, "model": self.model, "provider_key": f"d{self.dims}"}
 
     def embed_documents(
         self, texts: Sequence[str], progress: ProgressCallback | None = None
     ) -> np.ndarray:
         if self.delay:
             time.sleep(self.delay)
-        with self._lock:
+        with self._lock:  # the memo of the base class is not shared across threads
             self.texts_embedded += len(texts)
-        return normalize_rows(np.stack([self._vec(t) for t in texts]))
+            return super().embed_documents(texts, progress)
 
-    def close(self) -> None:
-        pass
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return super().embed_query(text)
 
 
 def wait_until(

@@ -89,41 +89,19 @@ def test_two_writers_and_a_reader_never_corrupt_the_index(
     first.close()
 
     env = {**os.environ, "OPENCLAW_STATE_DIR": str(state_dir), "HOME": str(state_dir)}
+
+    def spawn(*args: str) -> subprocess.Popen[str]:
+        cmd = [sys.executable, *args]
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
+
     common = [str(workspace_dir), str(state_dir), str(config)]
     stop_file = tmp_path / "stop-reader"
-    reader = subprocess.Popen(
-        [sys.executable, "-c", READER, *common, str(stop_file)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-        env=env,
-    )
+    reader = spawn("-c", READER, *common, str(stop_file))
     assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
-    watcher = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "engine.cli",
-            "watch",
-            "--json",
-            "--config",
-            str(config),
-            "--workspace",
-            str(workspace_dir),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-        env=env,
-    )
+    cli = ["-m", "engine.cli", "watch", "--json", "--config", str(config)]
+    watcher = spawn(*cli, "--workspace", str(workspace_dir))
     writer_stop = tmp_path / "stop-writer"
-    writer = subprocess.Popen(
-        [sys.executable, "-c", WRITER, *common, str(writer_stop)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-        env=env,
-    )
+    writer = spawn("-c", WRITER, *common, str(writer_stop))
     try:
         rng = random.Random(7)
         added: list[Path] = []
