@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from engine.embeddings.base import (
     normalize_rows,
 )
 from engine.embeddings.batch import BatchRunner, EmbeddingsDeferred, JobRegistry
+from engine.embeddings.dims_memo import DimsMemo
 from engine.embeddings.http_retry import (
     HttpTransport,
     Redactor,
@@ -82,6 +84,7 @@ class RemoteProvider:
         *,
         batch_settings: Any = None,
         registry: JobRegistry | None = None,
+        dims_memo: DimsMemo | None = None,
         sleep: Callable[[float], None] | None = None,
     ):
         self.endpoint = endpoint
@@ -97,9 +100,12 @@ class RemoteProvider:
             label=self.id,
             **kwargs,
         )
-        self._dims: int | None = self._requested_dims() or (
-            None if endpoint.custom else self._documented_dims()
-        )
+        requested = self._requested_dims()
+        documented = None if endpoint.custom else self._documented_dims()
+        self._dims: int | None = requested or documented
+        self.dims_source = "requested" if requested else "documented" if documented else "unknown"
+        self.dims_memo = dims_memo or DimsMemo(None)
+        self.scope = f"{self.id}|{self.model}|{self._provider_key()}"
         self._dims_lock = threading.Lock()
         self.batch: BatchRunner | None = None
         wire = self._batch_wire()
@@ -108,7 +114,7 @@ class RemoteProvider:
                 wire,
                 batch_settings,
                 registry or JobRegistry(None),
-                scope=f"{self.id}|{self.model}|{self._provider_key()}",
+                scope=self.scope,
                 **kwargs,
             )
 
@@ -146,9 +152,23 @@ class RemoteProvider:
         if self._dims is None:
             with self._dims_lock:
                 if self._dims is None:
-                    rows = self._post_texts([PROBE_TEXT], "document", None)
-                    self._dims = self._as_matrix(rows, 1).shape[1]
+                    self._probe_dims()
+        assert self._dims is not None
         return self._dims
+
+    def _probe_dims(self) -> None:
+        """Ask the endpoint once; if it is unreachable right now, use the size it
+        had last time rather than dropping to keyword-only (see ``dims_memo``)."""
+        try:
+            rows = self._post_texts([PROBE_TEXT], "document", None)
+        except ProviderError as exc:
+            remembered = self.dims_memo.get(self.scope) if exc.retryable else None
+            if remembered is None:
+                raise
+            self._dims = remembered
+            self.dims_source = f"remembered (probe failed: {exc})"
+            return
+        self._as_matrix(rows, 1)  # sets and remembers the size
 
     def _provider_key(self) -> str:
         return self.endpoint.key_hash(*self._space_extra())
@@ -163,6 +183,7 @@ class RemoteProvider:
             "model": self.model,
             **self.endpoint.redacted(),
             "dims": self._dims,
+            "dims_source": self.dims_source,
             "timeout_s": self.policy.timeout,
             "max_retries": self.policy.max_retries,
             "requests": stats.requests,
@@ -249,6 +270,8 @@ class RemoteProvider:
             ) from None
         if self._dims is None:
             self._dims = size  # the first answer of a custom endpoint fixes the size
+            self.dims_source = "probed"
+            self.dims_memo.put(self.scope, size)
         return matrix
 
     # -- batch jobs --------------------------------------------------------------
@@ -499,7 +522,13 @@ def model_for(name: str, settings: Settings) -> str:
     return PROVIDER_DEFAULT_MODELS[name]
 
 
-def batch_registry_path(settings: Settings) -> Any:
+def _beside_index(settings: Settings, what: str) -> Path:
+    """Small state files live next to the index: ``<index>.remote-dims.json``..."""
+    index = settings.index_path
+    return index.with_name(f"{index.name}.remote-{what}.json")
+
+
+def batch_registry_path(settings: Settings) -> Path:
     index = settings.index_path
     return index.with_name(index.name + ".batch-jobs.json")
 
@@ -524,7 +553,10 @@ def create_remote_provider(
         )
     policy = RetryPolicy.from_env(env)
     model = model_for(name, settings)
-    kwargs: dict[str, Any] = {"sleep": sleep}
+    kwargs: dict[str, Any] = {
+        "sleep": sleep,
+        "dims_memo": DimsMemo(_beside_index(settings, "dims")),
+    }
     if ms.remote.batch.enabled and name in ("openai", "gemini", "voyage"):
         kwargs["batch_settings"] = ms.remote.batch
         kwargs["registry"] = JobRegistry(batch_registry_path(settings))

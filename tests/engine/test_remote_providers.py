@@ -13,7 +13,7 @@ import pytest
 from engine.core import Engine
 from engine.events import SyncDone
 from tests.engine_fixtures import write
-from tests.provider_servers import ProviderServer
+from tests.provider_servers import ProviderServer, Reply, always
 
 KEY = "sk-test-1234567890"
 FAST = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
@@ -234,3 +234,50 @@ def test_switching_provider_is_exactly_one_full_reindex(build, server, notes) ->
     assert not again.full and again.chunks_embedded == 0
     assert [d.full for d in dones] == [True, False]
     assert second.store.fingerprint()["provider"] == "voyage"
+
+
+OUTAGES = {
+    "500 storm": lambda: always(Reply(500, {"error": {"message": "boom"}})),
+    "malformed JSON": lambda: always(Reply(200, "{not json")),
+    "wrong dims": None,
+    "hung server": lambda: always(Reply(hang=True)),
+}
+
+
+@pytest.mark.parametrize("outage", list(OUTAGES))
+def test_an_outage_loses_nothing_and_the_next_sync_recovers(build, server, notes, outage) -> None:
+    env = {"MEMDECK_REMOTE_TIMEOUT_S": "0.3", "MEMDECK_REMOTE_RETRIES": "1"}
+    eng = build("openai", server.url + "/v1", env=env)
+    assert eng.sync().chunks_embedded == 2
+    write(notes, "memory/2026-03-02.md", "# 2026-03-02\n\nOat milk for the office.\n")
+    if outage == "wrong dims":
+        server.wrong_dims = 5
+    else:
+        server.faults = OUTAGES[outage]()
+    failed = eng.sync()
+    assert failed.errors and failed.errors[0].startswith("embedding failed: openai")
+    assert KEY not in " ".join(failed.errors)
+    st = eng.status()
+    assert st["chunks"] == 3 and st["embedded_chunks"] == 2  # the new file is FTS-searchable
+    assert "embedding failed" in st["file_errors"]["memory/2026-03-02.md"]
+    kw = eng.search("oat milk", eng.default_options().with_(min_score=0, mode="fts"))
+    assert kw.results[0].path == "memory/2026-03-02.md"
+    server.faults, server.wrong_dims = None, None
+    healed = eng.sync()
+    assert healed.chunks_embedded == 1 and not healed.errors and not healed.full
+    assert eng.status()["embedded_chunks"] == 3
+
+
+def test_endpoint_down_at_start_keeps_the_index_with_remembered_dims(build, server, notes) -> None:
+    first = build("openai", server.url + "/v1")
+    assert first.sync().chunks_embedded == 2
+    assert first.status()["provider_detail"]["dims_source"] == "probed"
+    first.close()
+    server.faults = always(Reply(503, "maintenance"))
+    second = build("openai", server.url + "/v1", env={"MEMDECK_REMOTE_RETRIES": "0"})
+    st = second.status()
+    assert st["provider"] == "openai" and st["dims"] == 16 and not st["needs_full_reindex"]
+    assert st["provider_detail"]["dims_source"].startswith("remembered (probe failed: ")
+    done = second.sync()
+    assert not done.full and done.chunks_embedded == 0
+    assert second.status()["embedded_chunks"] == 2  # nothing was thrown away
