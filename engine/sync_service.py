@@ -37,7 +37,6 @@ to ``subscribe``rs) whenever it changes.
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import os
 import stat
@@ -50,7 +49,7 @@ from pathlib import Path
 import watchfiles
 
 from engine.core import Engine
-from engine.events import Event, FileError, SearchTimed, SyncDone, SyncStatus
+from engine.events import Event, EventBus, FileError, SearchTimed, SyncDone, SyncStatus
 from engine.indexer import SyncCancelled
 from engine.lock import LockWaitCancelled
 from engine.paths import sessions_dir
@@ -286,8 +285,7 @@ class SyncService:
         self._watched_dirs = 0
         self._watch_error: str | None = None
         self._disabled: str | None = None
-        self._listeners: list[StateListener] = []
-        self._listeners_lock = threading.Lock()
+        self._state_bus = EventBus()  # subscribers of the state snapshots only
         self._emit_lock = threading.Lock()
         self._last_emitted: SyncServiceState | None = None
         self._stop = threading.Event()
@@ -468,14 +466,7 @@ class SyncService:
         The same snapshots also go out on ``engine.bus`` as ``SyncStatus`` events;
         this is for clients that want only them.
         """
-        with self._listeners_lock:
-            self._listeners.append(fn)
-
-        def unsubscribe() -> None:
-            with self._listeners_lock, contextlib.suppress(ValueError):
-                self._listeners.remove(fn)
-
-        return unsubscribe
+        return self._state_bus.subscribe(fn)  # type: ignore[arg-type]
 
     def _emit(self) -> None:
         """Publish the state if it changed (ignoring the retry countdown's ticking)."""
@@ -485,14 +476,7 @@ class SyncService:
             if comparable == self._last_emitted:
                 return
             self._last_emitted = comparable
-            with self._listeners_lock:
-                listeners = list(self._listeners)
-            for fn in listeners:
-                try:
-                    fn(snapshot)
-                except Exception:
-                    with self._listeners_lock, contextlib.suppress(ValueError):
-                        self._listeners.remove(fn)
+            self._state_bus.publish(snapshot)
             self.engine.bus.publish(snapshot)
 
     def _on_event(self, event: Event) -> None:
