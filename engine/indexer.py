@@ -216,17 +216,7 @@ class Indexer:
             if f.read is None:
                 text, problem = decode_text(data, f.rel)
         except (UnreadableFile, ValueError) as exc:
-            self._error(stats, f.rel, str(exc))
-            self.store.replace_file(
-                path=f.rel,
-                source=f.source,
-                file_hash=file_hash,
-                mtime=f.mtime,
-                size=f.size,
-                model=self._model(),
-                chunks=[],
-                error=str(exc),
-            )
+            self._not_indexed(f, file_hash, str(exc), stats)
             return None
         if problem:
             self._error(stats, f.rel, problem)
@@ -240,6 +230,20 @@ class Indexer:
         ]
         return f, file_hash, chunks, None
 
+    def _not_indexed(self, f: SourceFile, file_hash: str, message: str, stats: SyncStats) -> None:
+        """Record a file that cannot be indexed, with why (status shows it)."""
+        self._error(stats, f.rel, message)
+        self.store.replace_file(
+            path=f.rel,
+            source=f.source,
+            file_hash=file_hash,
+            mtime=f.mtime,
+            size=f.size,
+            model=self._model(),
+            chunks=[],
+            error=message,
+        )
+
     def _prepare_media(
         self, f: SourceFile, data: bytes, file_hash: str, stats: SyncStats
     ) -> tuple[SourceFile, str, list[NewChunk], str | None] | None:
@@ -249,17 +253,7 @@ class Indexer:
         limit = self.ms.multimodal.max_file_bytes
         if len(data) > limit:
             message = f"{f.rel}: {len(data)} bytes is over multimodal.maxFileBytes ({limit})"
-            self._error(stats, f.rel, message)
-            self.store.replace_file(
-                path=f.rel,
-                source=f.source,
-                file_hash=file_hash,
-                mtime=f.mtime,
-                size=f.size,
-                model=self._model(),
-                chunks=[],
-                error=message,
-            )
+            self._not_indexed(f, file_hash, message, stats)
             return None
         assert f.media is not None
         chunk_hash = f"media:{file_hash}"

@@ -24,12 +24,29 @@ from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
 WORD = re.compile(r"\w+")
+TEST_KEY = "sk-test-1234567890"
+#: fast but real retries: 1 ms backoff, 5 s timeout (see RetryPolicy.from_env)
+FAST_ENV = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
+NOTES = {
+    "MEMORY.md": "# Memory\n\nDana prefers flat white coffee.\n",
+    "memory/2026-03-01.md": "# 2026-03-01\n\nAtlas rollback plan drafted.\n",
+}
+
+
+def write_notes(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """The two-file workspace most remote tests index, plus ``extra`` {rel: text}."""
+    for rel, text in {**NOTES, **(extra or {})}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
 
 
 def text_vector(text: str, dims: int) -> list[float]:
@@ -93,7 +110,7 @@ class BatchJob:
 class ProviderServer:
     """All five wire formats at their real paths; one instance per test."""
 
-    def __init__(self, *, dims: int = 16, api_key: str | None = "sk-test-1234567890"):
+    def __init__(self, *, dims: int = 16, api_key: str | None = TEST_KEY):
         self.dims = dims
         self.api_key = api_key
         self.requests: list[Recorded] = []

@@ -18,10 +18,10 @@ from engine.embeddings.http_retry import HttpTransport, Redactor, RetryPolicy
 from engine.events import SyncProgress
 from engine.settings import BatchSettings
 from tests.engine_fixtures import write
-from tests.provider_servers import ProviderServer
+from tests.provider_servers import FAST_ENV as FAST
+from tests.provider_servers import TEST_KEY as KEY
+from tests.provider_servers import ProviderServer, write_notes
 
-KEY = "sk-test-1234567890"
-FAST = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
 BATCH_PATHS_OPENAI = ["POST /v1/files", "POST /v1/batches"]
 
 
@@ -33,10 +33,8 @@ def server() -> Iterator[ProviderServer]:
 
 @pytest.fixture
 def notes(workspace_dir: Path) -> Path:
-    write(workspace_dir, "MEMORY.md", "# Memory\n\nDana prefers flat white coffee.\n")
-    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\nAtlas rollback plan drafted.\n")
-    write(workspace_dir, "memory/2026-03-02.md", "# 2026-03-02\n\nOat milk for the office.\n")
-    return workspace_dir
+    extra = {"memory/2026-03-02.md": "# 2026-03-02\n\nOat milk for the office.\n"}
+    return write_notes(workspace_dir, extra)
 
 
 @pytest.fixture
@@ -194,7 +192,7 @@ def test_wait_false_leaves_jobs_running_and_next_sync_collects(
     registry = list(state_dir.rglob("*.batch-jobs.json"))
     assert len(registry) == 1
     saved = json.loads(registry[0].read_text())
-    (scope, jobs), = saved.items()
+    ((scope, jobs),) = saved.items()
     assert scope.startswith("openai|text-embedding-3-small|") and len(jobs[0]["keys"]) == 3
     # keyword search works meanwhile
     kw = first.search("oat milk", first.default_options().with_(min_score=0))

@@ -14,11 +14,11 @@ from engine.core import Engine
 from engine.events import SyncDone
 from engine.tools import search_result_dict
 from tests.engine_fixtures import write
-from tests.provider_servers import ProviderServer, Reply, always
+from tests.provider_servers import FAST_ENV as FAST
+from tests.provider_servers import ProviderServer, Reply, always, write_notes
 
 KEY = "sk-primary-123456"
 GKEY = "gemini-key-654321"
-FAST = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
 
 
 @pytest.fixture
@@ -35,9 +35,7 @@ def backup() -> Iterator[ProviderServer]:
 
 @pytest.fixture
 def notes(workspace_dir: Path) -> Path:
-    write(workspace_dir, "MEMORY.md", "# Memory\n\nDana prefers flat white coffee.\n")
-    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\nAtlas rollback plan drafted.\n")
-    return workspace_dir
+    return write_notes(workspace_dir)
 
 
 @pytest.fixture

@@ -20,10 +20,9 @@ from engine.embeddings.http_retry import (
 from engine.embeddings.remote import create_remote_provider, remote_available
 from engine.embeddings.remote_endpoint import merge_headers, resolve_endpoint, resolve_key
 from engine.embeddings.request_batches import split_by_bytes
+from tests.provider_servers import FAST_ENV as FAST
+from tests.provider_servers import TEST_KEY as KEY
 from tests.provider_servers import ProviderServer, Reply, always, fail_first
-
-KEY = "sk-test-1234567890"
-FAST = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
 
 
 @pytest.fixture

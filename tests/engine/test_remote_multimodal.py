@@ -13,10 +13,10 @@ import pytest
 
 from engine.core import Engine
 from tests.engine_fixtures import write
+from tests.provider_servers import FAST_ENV as FAST
 from tests.provider_servers import ProviderServer
 
 KEY = "gemini-key-654321"
-FAST = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(200))
 MP3 = b"ID3\x03\x00" + bytes(300)
 

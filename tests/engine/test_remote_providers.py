@@ -13,10 +13,9 @@ import pytest
 from engine.core import Engine
 from engine.events import SyncDone
 from tests.engine_fixtures import write
-from tests.provider_servers import ProviderServer, Reply, always
-
-KEY = "sk-test-1234567890"
-FAST = {"MEMDECK_REMOTE_BACKOFF_MS": "1", "MEMDECK_REMOTE_TIMEOUT_S": "5"}
+from tests.provider_servers import FAST_ENV as FAST
+from tests.provider_servers import TEST_KEY as KEY
+from tests.provider_servers import ProviderServer, Reply, always, write_notes
 
 
 @pytest.fixture
@@ -27,9 +26,7 @@ def server() -> Iterator[ProviderServer]:
 
 @pytest.fixture
 def notes(workspace_dir: Path) -> Path:
-    write(workspace_dir, "MEMORY.md", "# Memory\n\nDana prefers flat white coffee.\n")
-    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\nAtlas rollback plan drafted.\n")
-    return workspace_dir
+    return write_notes(workspace_dir)
 
 
 @pytest.fixture

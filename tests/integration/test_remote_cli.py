@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine_fixtures import write
-from tests.provider_servers import ProviderServer, Reply, always
-
-KEY = "sk-test-1234567890"
+from tests.provider_servers import TEST_KEY as KEY
+from tests.provider_servers import ProviderServer, Reply, always, write_notes
 
 
 @pytest.fixture
@@ -34,8 +32,7 @@ def run(state_dir: Path, workspace_dir: Path):
         "MEMDECK_REMOTE_BACKOFF_MS": "1",
         "MEMDECK_REMOTE_TIMEOUT_S": "5",
     }
-    write(workspace_dir, "MEMORY.md", "# Memory\n\nDana prefers flat white coffee.\n")
-    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\nAtlas rollback plan drafted.\n")
+    write_notes(workspace_dir)
 
     def go(config: str, *args: str, extra_env: dict[str, str] | None = None):
         cfg = state_dir / "openclaw.json"

@@ -9,9 +9,9 @@ from pathlib import Path
 from engine.core import Engine
 from engine.events import SyncProgress
 from tests.engine_fixtures import write
+from tests.provider_servers import TEST_KEY as KEY
 from tests.provider_servers import ProviderServer, Reply, every_nth
 
-KEY = "sk-test-1234567890"
 FILES, LINES = 20, 100
 
 
