@@ -163,7 +163,8 @@ class HttpTransport:
         self.client = httpx.Client(
             headers=dict(headers),
             timeout=httpx.Timeout(policy.timeout, connect=min(10.0, policy.timeout)),
-            follow_redirects=True,
+            # never: a redirect to another host would carry a custom key header along
+            follow_redirects=False,
         )
 
     def close(self) -> None:
@@ -213,6 +214,14 @@ class HttpTransport:
                 raise self._error(
                     f"{self.label}: HTTP {status} {NO_RETRY_STATUS[status]} from {shown}{hint}: "
                     f"{self._excerpt(body)}",
+                    status=status,
+                    retryable=False,
+                )
+            if 300 <= status < 400:
+                where = self.redact(response.headers.get("location", "?"))
+                raise self._error(
+                    f"{self.label}: {shown} redirects (HTTP {status}) to {where}; "
+                    "set the base URL to the final address",
                     status=status,
                     retryable=False,
                 )

@@ -294,3 +294,15 @@ def test_transport_reports_each_retry(server) -> None:
     assert len(out["data"]) == 1
     assert [n for n, _ in seen] == [1, 2] and "HTTP 502" in seen[0][1]
     t.close()
+
+
+def test_redirects_are_not_followed_so_keys_stay_home(make_settings, server) -> None:
+    with ProviderServer(api_key=None) as elsewhere:
+        server.faults = always(
+            Reply(307, "", headers={"Location": elsewhere.url + "/v1/embeddings"})
+        )
+        p = openai(make_settings, server)
+        with pytest.raises(ProviderError, match=r"redirects \(HTTP 307\) to http://127"):
+            p.embed_query("x")
+        assert elsewhere.requests == []
+        p.close()
