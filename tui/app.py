@@ -247,6 +247,7 @@ class MemdeckApp(App[int]):
                     yield MonitorPane(
                         now=lambda: self.clock().timestamp(),
                         home=self.display_home,
+                        tz=self.clock().tzinfo,
                         id="monitor",
                     )
         yield Footer()

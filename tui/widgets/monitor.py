@@ -10,6 +10,7 @@ the numbers it sent.
 from __future__ import annotations
 
 import collections
+import datetime as dt
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,12 @@ class MonitorPane(VerticalScroll):
         *,
         now: Callable[[], float],
         home: Path | None,
+        tz: dt.tzinfo | None = None,
         **kwargs: object,
     ) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._now = now
+        self._tz = tz
         self._home = home
         self.status: dict[str, Any] = {}
         self.service: SyncServiceState | None = None
@@ -136,7 +139,7 @@ class MonitorPane(VerticalScroll):
 
     def log_error(self, text: str) -> None:
         self.errors_logged += 1
-        stamp = clock_time(self._now())
+        stamp = clock_time(self._now(), self._tz)
         self.query_one("#monitor-errors", RichLog).write(Text(f"{stamp}  {text}"))
 
     # -- drawing --------------------------------------------------------------------
@@ -216,7 +219,7 @@ class MonitorPane(VerticalScroll):
         if self.last_done is not None:
             d = self.last_done
             last_text = Text(
-                f"{clock_time(d.at)} ({ago(d.at, self._now())}) · {d.reason} · "
+                f"{clock_time(d.at, self._tz)} ({ago(d.at, self._now())}) · {d.reason} · "
                 f"{duration(d.duration)}"
             )
         elif isinstance(last, Mapping):
@@ -333,7 +336,7 @@ def _describe_run(run: object) -> str:
         return "not yet"
     if isinstance(run, Mapping):
         parts = []
-        for key in ("at", "ok", "duration_s", "duration", "error", "exit_code"):
+        for key in ("at", "ok", "duration_s", "detail", "error"):
             if key in run and run[key] is not None:
                 parts.append(f"{key}={run[key]}")
         return ", ".join(parts) or str(dict(run))
