@@ -12,7 +12,8 @@ waits for a sync:
   per write;
 * a sync at start (``sync.onSessionStart``), or unconditionally when the index
   has never been built or its fingerprint no longer matches the settings;
-* every ``sync.intervalMinutes`` when > 0;
+* every ``sync.intervalMinutes`` when > 0, and when the index file is missing
+  (deleted while the app runs: the scheduler looks every poll interval);
 * after a search while the index is dirty (``sync.onSearch``): the service
   listens for the engine's ``SearchTimed`` event, so the search is answered
   from the current index and the refresh happens behind it;
