@@ -66,6 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fusion", choices=("weighted", "normalized", "rrf"))
     p.add_argument("--mmr", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--decay", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument(
+        "--backend", choices=("qmd", "builtin"), help="force the QMD sidecar or the builtin index"
+    )
+    p.add_argument(
+        "--compare", action="store_true", help="qmd search vs builtin FTS-only, side by side"
+    )
+    p.add_argument("--session-key", dest="session_key", help="session key for memory.qmd.scope")
     p = sub.add_parser("get", parents=[common], help="memory_get: read lines of a memory file")
     p.add_argument("path")
     p.add_argument("--from", type=int, dest="from_line")
@@ -141,6 +148,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     ]
     if st["provider_error"]:
         lines.append(f"provider error: {st['provider_error']}")
+    from engine.qmd.compare import status_lines
+
+    lines += status_lines(st)
     for path, err in dict(st["file_errors"]).items():  # type: ignore[call-overload]
         lines.append(f"file error  {path}: {err}")
     _emit(args, st, "\n".join(lines))
@@ -177,6 +187,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         unsubscribe = engine.bus.subscribe(ProgressPrinter(sys.stderr))
     try:
         done = engine.sync(reason="manual", force=args.force)
+        if engine.qmd is not None:
+            engine.qmd.refresh("manual")  # qmd update + embed, waited for
         st = engine.status()
     finally:
         if unsubscribe:
@@ -273,12 +285,32 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError("search needs a QUERY or --batch FILE")
     engine = _open_engine(args)
     try:
+        if args.compare or (args.backend != "builtin" and (args.backend or engine.qmd)):
+            from engine.qmd.compare import attach, compare, format_compare
+
+            attach(engine)
+            if args.compare:
+                if not args.query:
+                    raise UsageError("--compare needs a QUERY")
+                data = compare(engine, args.query, args.max_results)
+                print(
+                    json.dumps(data, ensure_ascii=False, indent=2)
+                    if args.json
+                    else format_compare(data)
+                )
+                return EXIT_OK
         custom = any(x is not None for x in (args.mode, args.fusion, args.mmr, args.decay))
 
         def run(query: str) -> dict[str, Any]:
             if not custom or tools_disabled_reason(engine):
                 return memory_search(
-                    engine, query, args.max_results, args.min_score, explain=args.explain
+                    engine,
+                    query,
+                    args.max_results,
+                    args.min_score,
+                    explain=args.explain,
+                    session_key=args.session_key,
+                    backend=args.backend,
                 )
             options = _search_options(engine, args)
             if args.max_results is not None:
@@ -300,10 +332,16 @@ def cmd_search(args: argparse.Namespace) -> int:
         return EXIT_RUNTIME
     print(
         f"{len(result['results'])} results · mode {result['mode']} · provider {result['provider']}"
+        f" · backend {result.get('backend')}"
     )
+    if result.get("backendFallback"):
+        why = result["backendFallback"]["reason"]
+        print(f"memdeck: warning: qmd failed, builtin answered: {why}", file=sys.stderr)
+    if result.get("denied"):
+        print(f"memdeck: qmd search denied by memory.qmd.scope: {result['scope']}", file=sys.stderr)
     for i, r in enumerate(result["results"], start=1):
         print(f"\n{i}. {r['path']}:{r['startLine']}-{r['endLine']}  score {r['score']:.4f}")
-        if args.explain:
+        if args.explain and "breakdown" in r:
             b = r["breakdown"]
             print(f"   {b['formula']}")
             print(
@@ -313,7 +351,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             )
         body = r["snippet"].split("\n\nSource:")[0].strip().replace("\n", "\n   ")
         print("   " + body[:300] + ("…" if len(body) > 300 else ""))
-    if args.explain:
+    if args.explain and "explain" in result:
         dropped = result["explain"]["dropped"]
         print(f"\n{len(dropped)} dropped candidates")
         for d in dropped[:20]:
