@@ -56,6 +56,29 @@ def qmd_home(settings: Settings) -> QmdHome:
     return QmdHome(settings.state_dir / "agents" / settings.agent_id / "qmd")
 
 
+def search_args(
+    mode: str, limit: int, collections: list[str], query: str, local_embed: Path | None
+) -> list[str]:
+    """The qmd argv (after the binary) for one search; the query always follows ``--``.
+
+    ``vsearch`` in qmd 2.8.3 first expands the query with its generative model,
+    which offline means a HuggingFace download that hangs. With memdeck's local
+    embedding model configured, vector-only search therefore runs as the
+    equivalent structured query ``qmd query --no-rerank -- "vec: <query>"``:
+    the caller's own ``vec:`` line needs no expansion and ``--no-rerank`` no
+    reranker, so only the local GGUF is loaded.
+    """
+    if mode == "vsearch" and local_embed is not None:
+        line = " ".join(query.replace('"', " ").split())
+        args = ["query", "--json", "--no-rerank", "-n", str(limit)]
+        query = f"vec: {line}"
+    else:
+        args = [mode, "--json", "-n", str(limit)]
+    for name in collections:
+        args += ["-c", name]
+    return [*args, "--", query]
+
+
 @dataclass
 class QmdAnswer:
     """One memory_search through qmd: results, a scope denial, or a failure to fall back from."""
@@ -364,6 +387,8 @@ class QmdBackend:
             log.warning("qmd answers again; builtin fallback ended")
 
     def _record_failure(self, exc: QmdError, what: str) -> None:
+        if self._stop.is_set():
+            return  # killed by close(): not a qmd problem
         reason = f"{what}: {exc}"
         with self._lock:
             self.fallback_reason = reason
@@ -384,8 +409,13 @@ class QmdBackend:
         min_score: float | None = None,
         session_key: str | None = None,
         citations: bool = True,
+        mode: str | None = None,
     ) -> QmdAnswer:
-        """One memory_search through qmd (never raises for a qmd problem)."""
+        """One memory_search through qmd (never raises for a qmd problem).
+
+        ``mode`` overrides ``searchMode`` for this call (the CLI comparison).
+        """
+        mode = mode or self.qs.search_mode
         t0 = time.monotonic()
         decision = check_scope(self.qs.scope, session_key)
         if not decision.allowed:
@@ -408,17 +438,14 @@ class QmdBackend:
             names = [c.name for c in self.collections]
             if not names:
                 return QmdAnswer(ok=True, duration_ms=(time.monotonic() - t0) * 1000)
-            args = [self.qs.search_mode, "--json", "-n", str(limit)]
-            for name in names:
-                args += ["-c", name]
-            args += ["--", query]
+            args = search_args(mode, limit, names, query, self.embed_model)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise QmdError("timeout", f"qmd timed out after {limits.timeout_ms} ms")
             run = self.runner.run(args, timeout_s=left)
             hits = parse_search_output(run.stdout, run.stderr)
         except QmdError as exc:
-            self._record_failure(exc, f"qmd {self.qs.search_mode}")
+            self._record_failure(exc, f"qmd {mode}")
             return self._failed(str(exc), exc.kind, t0)
         self._record_ok()
         if min_score is not None:
@@ -570,3 +597,20 @@ class QmdBackend:
 
 def _iso(t: float | None) -> str | None:
     return None if t is None else dt.datetime.fromtimestamp(t).isoformat(timespec="seconds")
+
+
+def answer_dict(backend: QmdBackend, answer: QmdAnswer, citations: str) -> dict[str, Any]:
+    """A successful (or scope-denied) qmd answer in the memory_search shape."""
+    out: dict[str, Any] = {
+        "results": answer.results,
+        "provider": "qmd",
+        "model": str(backend.embed_model) if backend.embed_model else None,
+        "fallback": None,
+        "citations": citations,
+        "mode": backend.qs.search_mode,
+        "backend": "qmd",
+    }
+    if answer.denied is not None:
+        out["denied"] = True
+        out["scope"] = answer.denied
+    return out

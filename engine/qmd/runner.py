@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -139,8 +140,11 @@ def qmd_env(home: QmdHome, base: Mapping[str, str], *, llm: bool) -> dict[str, s
     return env
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def _tail(text: str, limit: int = 400) -> str:
-    text = text.strip()
+    text = _ANSI.sub("", text).strip()
     return text if len(text) <= limit else "…" + text[-limit:]
 
 

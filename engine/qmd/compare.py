@@ -1,0 +1,100 @@
+"""The CLI's view of the QMD backend: attaching it, comparing it, describing it.
+
+``memdeck search --compare QUERY`` runs the same query through ``qmd search``
+(BM25 in qmd's own index) and through memdeck's builtin index in FTS-only mode
+(BM25 in memdeck's index, scores mapped to 0..1), and prints the two rankings
+side by side — the quickest way to see whether the two engines agree on a
+workspace, and where their chunking and scoring differ.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import TYPE_CHECKING, Any
+
+from engine.qmd.backend import QmdBackend, answer_dict
+
+if TYPE_CHECKING:
+    from engine.core import Engine
+
+
+def attach(engine: Engine) -> QmdBackend:
+    """The engine's qmd backend (created if the config's backend is builtin), booted.
+
+    A one-shot command waits for the boot refresh (collections, update, embed):
+    a background refresh would be killed when the command exits, before it helped.
+    """
+    if engine.qmd is None:
+        engine.qmd = QmdBackend(engine.settings, engine.workspace)
+    engine.qmd.start(wait=True)
+    return engine.qmd
+
+
+def compare(engine: Engine, query: str, max_results: int | None = None) -> dict[str, Any]:
+    """Both rankings for one query: qmd ``search`` (no fallback) and builtin FTS-only."""
+    from engine.tools import citations_on, search_result_dict
+
+    backend = attach(engine)
+    limit = max_results or backend.qs.limits.max_results
+    answer = backend.search(query, max_results=limit, citations=citations_on(engine), mode="search")
+    if answer.ok:
+        qmd = answer_dict(backend, answer, engine.settings.citations)
+        qmd["mode"] = "search"
+    else:
+        qmd = {"results": [], "backend": "qmd", "error": answer.error, "kind": answer.kind}
+    qmd["duration_ms"] = round(answer.duration_ms, 1)
+    options = engine.default_options().with_(mode="fts", max_results=limit, min_score=0.0)
+    outcome = engine.search(query, options)
+    builtin = search_result_dict(engine, outcome)
+    builtin["duration_ms"] = round(outcome.timings_ms.get("total", 0.0), 1)
+    return {"query": query, "qmd": qmd, "builtin": builtin}
+
+
+def _cell(r: dict[str, Any] | None, width: int) -> str:
+    if r is None:
+        return ""
+    text = f"{r['path']}:{r['startLine']}-{r['endLine']} {r['score']:.2f}"
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def format_compare(data: dict[str, Any], width: int | None = None) -> str:
+    """Two columns: qmd search | builtin FTS-only, one row per rank."""
+    total = width or shutil.get_terminal_size((100, 20)).columns
+    col = max(24, (total - 6) // 2)
+    qmd, builtin = data["qmd"], data["builtin"]
+    left_head = f"qmd search ({qmd.get('duration_ms', 0):.1f} ms)"
+    right_head = f"builtin fts ({builtin.get('duration_ms', 0):.1f} ms)"
+    lines = [f"query: {data['query']}", f"#   {left_head:<{col}}  {right_head}"]
+    if qmd.get("error"):
+        lines.append(f"    qmd failed ({qmd.get('kind')}): {qmd['error']}")
+    rows = max(len(qmd["results"]), len(builtin["results"]))
+    left_paths = {r["path"] for r in qmd["results"]}
+    right_paths = {r["path"] for r in builtin["results"]}
+    for i in range(rows):
+        a = qmd["results"][i] if i < len(qmd["results"]) else None
+        b = builtin["results"][i] if i < len(builtin["results"]) else None
+        mark_a = "*" if a is not None and a["path"] in right_paths else " "
+        mark_b = "*" if b is not None and b["path"] in left_paths else " "
+        lines.append(f"{i + 1:<3}{mark_a}{_cell(a, col):<{col}} {mark_b}{_cell(b, col)}")
+    if rows == 0:
+        lines.append("    (no results on either side)")
+    shared = len(left_paths & right_paths)
+    lines.append(f"* = file found by both ({shared} shared)")
+    return "\n".join(lines)
+
+
+def status_lines(st: dict[str, Any]) -> list[str]:
+    """The ``memdeck status`` lines about the backend (nothing extra for builtin)."""
+    q = st.get("qmd")
+    if not isinstance(q, dict):
+        return []
+    lines = [f"backend     qmd ({q['resolved_command'] or q['command']}, {q['search_mode']})"]
+    if st.get("fallback"):
+        lines.append(f"fallback    {st['fallback']} — {st['fallback_reason']}")
+    names = ", ".join(c["name"] for c in q["collections"]) or "none"
+    lines.append(f"qmd colls   {names}")
+    if q.get("embed_model"):
+        lines.append(f"qmd embed   {q['embed_model']}")
+    for w in q.get("warnings", []):
+        lines.append(f"qmd warning {w}")
+    return lines
