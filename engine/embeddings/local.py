@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.embeddings.base import ProgressCallback, ProviderError, normalize_rows
 from engine.embeddings.base import EmbedProgress as _Progress
+from engine.embeddings.base import ProgressCallback, ProviderError, normalize_rows
 from engine.embeddings.hf_download import DownloadProgress, HfUri, download
 from engine.settings import LocalSettings
 
