@@ -30,6 +30,8 @@ from engine.embeddings.base import ProviderError
 from engine.settings import BatchSettings
 
 MAX_FAILURES = 2
+#: jobs nobody asked about for this long are forgotten (provider windows are 12-24 h)
+STALE_JOB_SECONDS = 48 * 3600
 
 
 class EmbeddingsDeferred(ProviderError):
@@ -206,6 +208,11 @@ class BatchRunner:
         keys = [text_key(t) for t in texts]
         text_of = dict(zip(keys, texts, strict=True))
         wanted = set(keys)
+        now = self.clock()
+        for j in self.registry.jobs(self.scope):
+            age = now - float(j.get("submitted_at", now))
+            if age > STALE_JOB_SECONDS and not wanted.intersection(j["keys"]):
+                self.registry.remove(self.scope, j["id"])  # its texts are gone
         flights = [
             _Flight(j["id"], list(j["keys"]), float(j.get("submitted_at", self.clock())))
             for j in self.registry.jobs(self.scope)

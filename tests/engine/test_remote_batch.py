@@ -243,3 +243,21 @@ def test_damaged_registry_is_ignored(tmp_path) -> None:
     assert json.loads(path.read_text())["s"][0]["id"] == "job-1"
     reg.remove("s", "job-1")
     assert not path.exists()
+
+
+def test_stale_jobs_for_texts_nobody_wants_are_forgotten(server, tmp_path) -> None:
+    transport = HttpTransport(
+        headers={"Authorization": f"Bearer {KEY}"},
+        policy=RetryPolicy(base_delay=0.001),
+        redactor=Redactor([KEY]),
+        label="openai",
+    )
+    wire = OpenAIStyleBatch(transport, server.url + "/v1", "text-embedding-3-small")
+    registry = JobRegistry(tmp_path / "jobs.json")
+    registry.add("s", "batch_old", ["gone-key"], submitted_at=0.0)  # 1970: long stale
+    registry.add("s", "batch_new", ["other-key"], submitted_at=1e12)  # not stale
+    settings = BatchSettings(enabled=True, poll_interval_ms=1)
+    runner = BatchRunner(wire, settings, registry, "s", clock=lambda: 1e12 + 10)
+    assert sorted(runner.run(["fresh text"]).vectors) == [0]
+    assert [j["id"] for j in registry.jobs("s")] == ["batch_new"]
+    transport.close()
