@@ -32,6 +32,7 @@ from engine.store import SCHEMA_VERSION, NewChunk, Store
 from engine.workspace import MAX_INDEX_BYTES, UnreadableFile, Workspace, decode_text, sha256_bytes
 
 EMBED_BATCH = 32
+BULK_FLUSH = 20_000
 BATCH_PENDING = "embeddings pending in a remote batch job; the next sync collects them"
 TMP_MARKER = ".reindex-"
 
@@ -170,7 +171,7 @@ class Indexer:
                 continue
             pending.append(prepared)
             pending_chunks += len(prepared[2])
-            if pending_chunks >= EMBED_BATCH * 4:
+            if pending_chunks >= self._flush_every():
                 self._flush(pending, stats, done, len(changed))
                 pending, pending_chunks = [], 0
         if pending:
@@ -354,6 +355,11 @@ class Indexer:
         if self.store.dims is None and out:
             self.store.set_dims(dims)
         return out
+
+    def _flush_every(self) -> int:
+        """Chunks gathered before embedding and writing. Batch jobs (remote.batch) take
+        hours, so they get one job per big slice instead of one per small flush."""
+        return BULK_FLUSH if getattr(self.provider, "bulk", False) else EMBED_BATCH * 4
 
     def _embed_unit(
         self,

@@ -261,3 +261,13 @@ def test_stale_jobs_for_texts_nobody_wants_are_forgotten(server, tmp_path) -> No
     assert sorted(runner.run(["fresh text"]).vectors) == [0]
     assert [j["id"] for j in registry.jobs("s")] == ["batch_new"]
     transport.close()
+
+
+def test_a_large_sync_is_one_job_not_one_per_flush(build, server, workspace_dir) -> None:
+    for f in range(3):
+        lines = "".join(f"line {f}-{n} of a long file, one chunk each line\n" for n in range(100))
+        write(workspace_dir, f"memory/big-{f}.md", lines)
+    eng = build("openai", server.url + "/v1", **{"chunking.tokens": 20, "chunking.overlap": 0})
+    done = eng.sync()
+    assert done.chunks_embedded == 300  # more than one ordinary flush (128 chunks)
+    assert len(server.jobs) == 1 and len(next(iter(server.jobs.values())).lines) == 300
