@@ -67,14 +67,14 @@ def snippet_lines(snippet: str, best_line: int | None = None) -> tuple[int, int,
     else:
         start = best_line or 1
         body = lines
-    start = max(1, start)
+    start = first = max(1, start)
+    if not any(line.strip() for line in body):
+        return first, first, ""
     while body and not body[0].strip():
         body.pop(0)
         start += 1
     while body and not body[-1].strip():
         body.pop()
-    if not body:
-        return start, start, ""
     return start, start + len(body) - 1, "\n".join(body)
 
 

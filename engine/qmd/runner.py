@@ -196,7 +196,7 @@ class QmdRunner:
                     "timeout",
                     f"qmd {args[0]} timed out after {timeout_s * 1000:.0f} ms "
                     "(process group killed)",
-                    stderr=_tail(err),
+                    stderr=_tail(err.decode("utf-8", errors="replace")),
                 ) from None
         finally:
             with self._lock:
