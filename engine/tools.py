@@ -132,8 +132,9 @@ def memory_search(
         }
     record_search(engine, query, outcome)  # recall evidence for dreaming; never raises
     out = search_result_dict(engine, outcome, explain=explain)
-    if qmd_fallback is not None:
+    if engine.qmd is not None:  # qmd is configured but the builtin index answered
         out["backend"] = "builtin"
+    if qmd_fallback is not None:
         out["backendFallback"] = qmd_fallback
     return out
 
