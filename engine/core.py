@@ -215,11 +215,11 @@ class Engine:
         for another process's writer lock, raising ``SyncCancelled`` or
         ``LockWaitCancelled``; the index stays consistent either way.
         """
+        if self.qmd is not None:
+            self.qmd.start()  # idempotent: qmd's boot refresh and schedule, outside our locks
         lock = writer_lock(self.index_path, timeout=self.lock_timeout, cancel=cancel)
         with self._sync_lock, lock:
             self.state.running = True
-            if self.qmd is not None:
-                self.qmd.start()  # idempotent: qmd's boot refresh and its schedule
             try:
                 self.refresh_store()
                 try:
