@@ -363,6 +363,26 @@ def test_cli_backend_flags_and_side_by_side_comparison(world: World, monkeypatch
     assert text.splitlines()[2].count("memory/projects/zebra.md") == 2
 
 
+def test_cli_index_refreshes_qmd_and_status_names_it(fresh: World, monkeypatch, capsys) -> None:
+    from engine.cli import main
+
+    fresh.engine().close()  # writes the qmd config and the builtin index
+    for key, value in fresh.env.items():
+        monkeypatch.setenv(key, value)
+    common = ["--config", str(fresh.config), "--workspace", str(fresh.ws)]
+    (fresh.ws / "memory" / "owl.md").write_text("# Owl\n\nThe snowy owl hunts at dusk.\n")
+    assert main(["index", *common]) == 0
+    assert "1 files indexed" in capsys.readouterr().out
+    # qmd's own index has the new file although nothing searched through memdeck yet
+    probe = fresh.engine(sync=False)
+    run = probe.qmd.runner.run(["search", "--json", "--", "snowy owl"], timeout_s=30)  # type: ignore[union-attr]
+    assert '"qmd://memory-dir/memory/owl.md"' in run.stdout
+    assert main(["status", *common]) == 0
+    text = capsys.readouterr().out
+    assert f"backend     qmd ({QMD_BIN}, search)" in text
+    assert "qmd colls   memory-root, memory-alt, memory-dir" in text
+
+
 @pytest.mark.slow
 @pytest.mark.model
 def test_vector_search_offline_with_memdecks_local_model(fresh: World, minilm_gguf: Path) -> None:
