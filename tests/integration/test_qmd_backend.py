@@ -200,15 +200,14 @@ def test_collections_are_reconciled_with_the_config(fresh: World) -> None:
     )
     first.close()
 
-    second = fresh.engine(
-        {
-            "includeDefaultMemory": False,
-            "paths": [
-                {"name": "trips", "path": str(fresh.notes), "pattern": "sub/*.md"},
-                {"name": "other", "path": str(other)},
-            ],
-        }
-    )
+    changed = {
+        "includeDefaultMemory": False,
+        "paths": [
+            {"name": "trips", "path": str(fresh.notes), "pattern": "sub/*.md"},
+            {"name": "other", "path": str(other)},
+        ],
+    }
+    second = fresh.engine(changed)
     second.qmd.ensure_collections()  # type: ignore[union-attr]
     report = second.qmd.reconcile_report  # type: ignore[union-attr]
     assert report is not None
@@ -220,15 +219,7 @@ def test_collections_are_reconciled_with_the_config(fresh: World) -> None:
     assert memory_search(second, "ferry Rottnest")["results"][0]["path"] == "qmd/trips/sub/ferry.md"
     second.close()
 
-    third = fresh.engine(
-        {
-            "includeDefaultMemory": False,
-            "paths": [
-                {"name": "trips", "path": str(fresh.notes), "pattern": "sub/*.md"},
-                {"name": "other", "path": str(other)},
-            ],
-        }
-    )
+    third = fresh.engine(changed)  # same config again: nothing to do
     third.qmd.ensure_collections()  # type: ignore[union-attr]
     report = third.qmd.reconcile_report  # type: ignore[union-attr]
     assert report is not None and (report.added, report.removed) == ([], [])
