@@ -47,8 +47,8 @@ from engine.workspace import PathRefused, Workspace
 log = logging.getLogger("memdeck.qmd")
 
 _AUTO: Any = object()
-#: After a timeout, queries skip qmd this long (a hung qmd would cost every query
-#: its full timeout); the background refresh and the next query after it retry.
+#: After a search timeout, queries skip qmd this long (a hung qmd would cost every
+#: query its full timeout); the first query after it tries qmd again.
 TIMEOUT_COOLDOWN_S = 30.0
 
 
@@ -152,6 +152,7 @@ class QmdBackend:
         # health
         self.fallback_reason: str | None = None
         self.failure_kind: str | None = None
+        self._failure_source: str | None = None  # "search" or "maintenance"
         self.last_ok: float | None = None
         self.last_failure: float | None = None
         self._skip_until = 0.0
@@ -275,13 +276,15 @@ class QmdBackend:
                 self.last_update = _Step(time.time(), True, time.monotonic() - t0, reason)
             except QmdError as exc:
                 self.last_update = _Step(time.time(), False, 0.0, f"{reason}: {exc}")
-                self._record_failure(exc, f"qmd update ({reason})")
+                self._record_failure(exc, f"qmd update ({reason})", source="maintenance")
                 return False
-            self._record_ok()
+            self._record_ok(source="maintenance")
             now = time.monotonic()
             if embed is None:
                 embed = self.embed_enabled and (
-                    reason == "boot" or self.qs.search_mode != "search" or now >= self._next_embed
+                    reason == "boot"
+                    or self.qs.search_mode != "search"
+                    or (u.embed_interval_ms > 0 and now >= self._next_embed)
                 )
             if embed and self.embed_enabled:
                 self._embed(reason)
@@ -335,7 +338,8 @@ class QmdBackend:
             self.refresh(reason)
         except Exception as exc:  # a bug here must not kill the schedule thread
             log.exception("qmd refresh (%s) failed", reason)
-            self._record_failure(QmdError("exit", f"{type(exc).__name__}: {exc}"), reason)
+            err = QmdError("exit", f"{type(exc).__name__}: {exc}")
+            self._record_failure(err, reason, source="maintenance")
 
     def _watch_paths(self) -> list[Path]:
         roots = [self.workspace.root / "memory"]
@@ -376,9 +380,13 @@ class QmdBackend:
                 self._stop.wait(5.0)
 
     # -- health ------------------------------------------------------------------
-    def _record_ok(self) -> None:
+    def _record_ok(self, source: str = "search") -> None:
+        """qmd answered. A working ``update`` does not vouch for a failing search."""
         with self._lock:
+            if source == "maintenance" and self._failure_source == "search":
+                return
             recovered = self.fallback_reason is not None
+            self._failure_source = None
             self.fallback_reason = None
             self.failure_kind = None
             self.last_ok = time.time()
@@ -386,15 +394,16 @@ class QmdBackend:
         if recovered:
             log.warning("qmd answers again; builtin fallback ended")
 
-    def _record_failure(self, exc: QmdError, what: str) -> None:
+    def _record_failure(self, exc: QmdError, what: str, source: str = "search") -> None:
         if self._stop.is_set():
             return  # killed by close(): not a qmd problem
         reason = f"{what}: {exc}"
         with self._lock:
+            self._failure_source = source
             self.fallback_reason = reason
             self.failure_kind = exc.kind
             self.last_failure = time.time()
-            if exc.kind == "timeout":
+            if exc.kind == "timeout" and source == "search":
                 self._skip_until = time.monotonic() + self.timeout_cooldown_s
             if exc.kind not in ("timeout", "busy"):
                 self._reconciled = False  # reconcile again once qmd works
