@@ -171,3 +171,23 @@ def _alive(pid: int) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+@requires_qmd
+def test_a_working_update_does_not_end_a_search_fallback(world):
+    flag = world.root / "search-broken"
+    flag.touch()
+    wrapper = script(
+        world.root,
+        "qmd-search-broken",
+        f'if [ "$1" = search ] && [ -e "{flag}" ]; then echo "fts5: corrupt" >&2; exit 4; fi\n'
+        f'exec "{QMD_BIN}" "$@"\n',
+    )
+    engine = world.engine({"command": str(wrapper)})
+    assert memory_search(engine, QUERY)["backend"] == "builtin"
+    assert engine.qmd.refresh("manual") is True  # update works...
+    st = engine.status()
+    assert st["fallback"] == "builtin" and "fts5: corrupt" in st["fallback_reason"]  # ...search not
+    flag.unlink()
+    assert memory_search(engine, QUERY)["backend"] == "qmd"
+    assert engine.status()["fallback"] is None
