@@ -28,7 +28,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,7 +195,7 @@ class QmdBackend:
         if self.watch:
             self._spawn(self._watcher, "qmd-watcher")
 
-    def _spawn(self, target, name: str, *args: Any) -> None:
+    def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
         t = threading.Thread(target=target, args=args, name=name, daemon=True)
         self._threads.append(t)
         t.start()

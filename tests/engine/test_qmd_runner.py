@@ -15,8 +15,9 @@ import pytest
 from engine.qmd.runner import QmdError, QmdHome, QmdRunner, qmd_env, resolve_command
 
 
-def script(tmp_path: Path, name: str, body: str) -> Path:
-    path = tmp_path / name
+def script(dir: Path, name: str, body: str) -> Path:
+    """An executable /bin/sh script standing in for qmd."""
+    path = dir / name
     path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
     path.chmod(0o755)
     return path
@@ -104,11 +105,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path, home):
     elapsed = time.monotonic() - t0
     assert info.value.kind == "timeout" and "process group killed" in str(info.value)
     assert elapsed < 0.5 + 1.0
-    child = int(pids.read_text())
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline and _alive(child):
-        time.sleep(0.05)
-    assert not _alive(child), "the hung qmd's child survived the timeout"
+    assert gone(int(pids.read_text())), "the hung qmd's child survived the timeout"
 
 
 def test_close_kills_running_calls(tmp_path, home):
@@ -134,14 +131,17 @@ def test_close_kills_running_calls(tmp_path, home):
     assert errors and errors[0].kind == "exit"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is dead for our purposes
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split()[2] != "Z"
-    except OSError:
-        return False
+def gone(pid: int, wait_s: float = 2.0) -> bool:
+    """True once ``pid`` no longer runs (a zombie counts as gone), polling up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            os.kill(pid, 0)
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().split()[2] == "Z":
+                    return True
+        except (ProcessLookupError, OSError):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)

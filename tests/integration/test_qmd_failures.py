@@ -9,7 +9,6 @@ the real qmd shows the fallback ending as soon as qmd answers again.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -20,17 +19,11 @@ import pytest
 
 from engine.qmd.runner import PROJECT_LAUNCHER
 from engine.tools import memory_search
+from tests.engine.test_qmd_runner import gone, script
 from tests.integration.test_qmd_backend import QMD_BIN, World, requires_qmd
 
 TIMEOUT_MS = 1500
 QUERY = "Postgres pgbouncer port"
-
-
-def script(dir: Path, name: str, body: str) -> Path:
-    path = dir / name
-    path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
-    path.chmod(0o755)
-    return path
 
 
 def _system_node_major() -> int | None:
@@ -48,6 +41,19 @@ def old_node_qmd(dir: Path) -> Path:
     if major is not None and major < 22 and entry.is_file():
         return script(dir, "qmd-node-old", f'exec node "{entry}" "$@"\n')
     return script(dir, "qmd-node-old", "kill -SEGV $$\n")
+
+
+def broken_qmd(dir: Path, when: str, message: str) -> tuple[Path, Path]:
+    """The real qmd behind a switch: while the flag file exists and ``when`` holds, it fails."""
+    flag = dir / "broken"
+    flag.touch()
+    wrapper = script(
+        dir,
+        "qmd-broken",
+        f'if {when} && [ -e "{flag}" ]; then echo "{message}" >&2; exit 4; fi\n'
+        f'exec "{QMD_BIN}" "$@"\n',
+    )
+    return flag, wrapper
 
 
 @pytest.fixture
@@ -101,7 +107,7 @@ def test_each_failure_is_answered_by_the_builtin_index(world, kind, make, reason
     assert st["qmd"]["failure_kind"] == kind and st["qmd"]["healthy"] is False
     if kind == "timeout":
         for pid in map(int, (world.root / "pids").read_text().split()):
-            assert not _alive(pid), "the hung qmd's child outlived the timeout"
+            assert gone(pid), "the hung qmd's child outlived the timeout"
 
 
 def test_a_hung_qmd_is_not_asked_again_for_every_query(world):
@@ -117,14 +123,7 @@ def test_a_hung_qmd_is_not_asked_again_for_every_query(world):
 
 @requires_qmd
 def test_fallback_lasts_until_qmd_answers_again(world):
-    flag = world.root / "broken"
-    flag.touch()
-    wrapper = script(
-        world.root,
-        "qmd-flaky",
-        f'if [ -e "{flag}" ]; then echo "qmd: index is busy" >&2; exit 1; fi\n'
-        f'exec "{QMD_BIN}" "$@"\n',
-    )
+    flag, wrapper = broken_qmd(world.root, "true", "qmd: index is busy")
     engine = world.engine({"command": str(wrapper)})
     first = memory_search(engine, QUERY)
     assert first["backend"] == "builtin" and "index is busy" in first["backendFallback"]["reason"]
@@ -156,33 +155,9 @@ def test_a_hanging_boot_refresh_does_not_block_start_or_search(world):
     assert time.monotonic() - t0 < 5
 
 
-def _alive(pid: int) -> bool:
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                if fh.read().split()[2] == "Z":
-                    return False
-        except OSError:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @requires_qmd
 def test_a_working_update_does_not_end_a_search_fallback(world):
-    flag = world.root / "search-broken"
-    flag.touch()
-    wrapper = script(
-        world.root,
-        "qmd-search-broken",
-        f'if [ "$1" = search ] && [ -e "{flag}" ]; then echo "fts5: corrupt" >&2; exit 4; fi\n'
-        f'exec "{QMD_BIN}" "$@"\n',
-    )
+    flag, wrapper = broken_qmd(world.root, '[ "$1" = search ]', "fts5: corrupt")
     engine = world.engine({"command": str(wrapper)})
     assert memory_search(engine, QUERY)["backend"] == "builtin"
     assert engine.qmd.refresh("manual") is True  # update works...
