@@ -99,6 +99,7 @@ class MemdeckApp(App[int]):
             "Palette",
             id="app.palette",
             priority=True,
+            show=False,
             tooltip="Open the command palette",
         ),
         Binding(

@@ -56,7 +56,7 @@ def describe(options: SearchOptions) -> dict[str, str]:
     """Short labels for the toggle bar."""
     fusion = options.fusion
     if fusion == "normalized":
-        fusion = f"normalized ({options.normalization})"
+        fusion = f"normalized·{options.normalization}"
     elif fusion == "rrf":
         fusion = f"rrf (k={options.rrf_k})"
     return {

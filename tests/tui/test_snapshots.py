@@ -53,8 +53,9 @@ async def _monitor(pilot) -> None:
         for ms in (14.0, 9.5, 11.2, 30.1, 8.7, 9.9, 12.4, 10.3, 9.1, 16.0, 8.8, 10.1):
             bus.publish(SearchTimed("q", "hybrid", ms))
         bus.publish(SyncStarted(reason="reindex", full=True))
-        bus.publish(SyncProgress("embed", 41, 120, 312, 600, cache_hits=85, rate=96.0,
-                                 eta_seconds=3.0))
+        bus.publish(
+            SyncProgress("embed", 41, 120, 312, 600, cache_hits=85, rate=96.0, eta_seconds=3.0)
+        )
         published.set()
 
     threading.Thread(target=replay).start()
@@ -80,7 +81,6 @@ async def _external_change(pilot) -> None:
     path = app.engine.workspace.root / "memory" / "gtd" / "NEXT.md"
     path.write_text("# Next actions\n\n- [ ] written by the agent meanwhile\n", encoding="utf-8")
     app.editor_pane.check_external_change()
-    app.clear_notifications()
     await pilot.press("ctrl+s")
     await wait_for(pilot, lambda: isinstance(app.screen, ExternalChangeScreen))
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rich.console import Group, RenderableType
-from rich.table import Table
+from rich.console import RenderableType
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -37,7 +36,9 @@ def _component_note(outcome: SearchOutcome, side: str, position: int | None) -> 
     return "raw"
 
 
-def explain(c: Candidate, outcome: SearchOutcome, variables: Mapping[str, str]) -> Group:
+def explain(
+    c: Candidate, outcome: SearchOutcome, variables: Mapping[str, str], width: int = 84
+) -> Text:
     """The breakdown panel's content for candidate ``c``."""
     s_final = style_of(variables, "score-final", "bold")
     s_vec = style_of(variables, "score-vector")
@@ -46,7 +47,7 @@ def explain(c: Candidate, outcome: SearchOutcome, variables: Mapping[str, str]) 
     s_mmr = style_of(variables, "score-mmr")
     s_drop = style_of(variables, "score-dropped", "dim")
     opts = outcome.options
-    lines: list[RenderableType] = []
+    lines: list[Text] = []
 
     head = Text()
     if c.final_rank is not None:
@@ -130,56 +131,89 @@ def explain(c: Candidate, outcome: SearchOutcome, variables: Mapping[str, str]) 
         cut.append(c.dropped or "dropped", style=s_drop)
     lines.append(cut)
     lines.append(Text(""))
-    lines.append(candidate_lists(outcome, c.chunk_id, variables))
-    return Group(*lines)
+    lines.append(candidate_lists(outcome, c.chunk_id, variables, width))
+    return Text("\n").join(lines)
+
+
+def _list_lines(
+    title: str,
+    title_style: str,
+    value_head: str,
+    hits: list[tuple[int, float]],
+    outcome: SearchOutcome,
+    selected: int | None,
+    empty: str,
+    loc_width: int,
+) -> list[Text]:
+    """One candidate list as fixed-width lines (plain Text: cheap to lay out)."""
+    r = outcome.retrieval
+    lines = [Text(title, style=title_style)]
+    lines.append(Text(f"{'#':>2}  {'location':<{loc_width}} {value_head:>7}", style="bold"))
+    for pos, (cid, value) in enumerate(hits[:LIST_ROWS], start=1):
+        row = r.rows.get(cid)
+        where = location(row.path, row.start_line, row.end_line) if row else f"chunk {cid}"
+        if len(where) > loc_width:
+            where = "…" + where[-(loc_width - 1) :]
+        style = "reverse" if cid == selected else ""
+        lines.append(Text(f"{pos:>2}  {where:<{loc_width}} {value:>7.3f}", style=style))
+    if len(hits) > LIST_ROWS:
+        lines.append(Text(f"    … {len(hits) - LIST_ROWS} more", style="dim"))
+    if not hits:
+        lines.append(Text(f"    {empty}", style="dim"))
+    return lines
 
 
 def candidate_lists(
-    outcome: SearchOutcome, selected: int | None, variables: Mapping[str, str]
-) -> Table:
-    """The two candidate lists side by side, the selected chunk highlighted."""
+    outcome: SearchOutcome,
+    selected: int | None,
+    variables: Mapping[str, str],
+    width: int = 84,
+) -> Text:
+    """The two candidate lists side by side (in ``width`` cells), the selected
+    chunk highlighted."""
     r = outcome.retrieval
-    s_vec = style_of(variables, "score-vector")
-    s_text = style_of(variables, "score-text")
-    grid = Table.grid(padding=(0, 3))
-    grid.add_column()
-    grid.add_column()
+    loc_width = max(16, (width - 3) // 2 - 12)
     op = r.fts_operator or ""
     fts_title = f"FTS list ({op})" if op else "FTS list"
     if outcome.mode == "vector":
-        fts_title += " — unused in vector-only mode"
+        fts_title += " — unused here"
     vec_title = "vector list (cosine)"
     if outcome.mode == "fts":
-        vec_title += " — unused in FTS-only mode"
-    fts = Table(title=fts_title, title_style=f"bold {s_text}", box=None, padding=(0, 1))
-    fts.add_column("#", justify="right")
-    fts.add_column("location")
-    fts.add_column("bm25", justify="right")
-    for pos, (cid, rank_value) in enumerate(r.fts_hits[:LIST_ROWS], start=1):
-        row = r.rows.get(cid)
-        where = location(row.path, row.start_line, row.end_line) if row else f"chunk {cid}"
-        fts.add_row(
-            str(pos), where, f"{rank_value:.3f}", style="reverse" if cid == selected else ""
-        )
-    if len(r.fts_hits) > LIST_ROWS:
-        fts.add_row("", f"… {len(r.fts_hits) - LIST_ROWS} more", "")
-    if not r.fts_hits:
-        fts.add_row("", "no FTS hits" if r.fts_available else "FTS5 unavailable", "")
-    vec = Table(title=vec_title, title_style=f"bold {s_vec}", box=None, padding=(0, 1))
-    vec.add_column("#", justify="right")
-    vec.add_column("location")
-    vec.add_column("cos", justify="right")
-    for pos, (cid, sim) in enumerate(r.vector_hits[:LIST_ROWS], start=1):
-        row = r.rows.get(cid)
-        where = location(row.path, row.start_line, row.end_line) if row else f"chunk {cid}"
-        vec.add_row(str(pos), where, f"{sim:.3f}", style="reverse" if cid == selected else "")
-    if len(r.vector_hits) > LIST_ROWS:
-        vec.add_row("", f"… {len(r.vector_hits) - LIST_ROWS} more", "")
-    if not r.vector_hits:
-        why = r.vector_error or ("no embeddings (FTS-only)" if not r.vector_available else "none")
-        vec.add_row("", why, "")
-    grid.add_row(fts, vec)
-    return grid
+        vec_title += " — unused here"
+    left = _list_lines(
+        fts_title,
+        f"bold {style_of(variables, 'score-text')}",
+        "bm25",
+        r.fts_hits,
+        outcome,
+        selected,
+        "no FTS hits" if r.fts_available else "FTS5 unavailable",
+        loc_width,
+    )
+    why = r.vector_error or ("no embeddings (FTS-only)" if not r.vector_available else "none")
+    right = _list_lines(
+        vec_title,
+        f"bold {style_of(variables, 'score-vector')}",
+        "cos",
+        r.vector_hits,
+        outcome,
+        selected,
+        why,
+        loc_width,
+    )
+    width = 2 + 2 + loc_width + 1 + 7
+    out = Text()
+    for i in range(max(len(left), len(right))):
+        if i:
+            out.append("\n")
+        a = left[i] if i < len(left) else Text("")
+        a = a.copy()
+        a.pad_right(width - a.cell_len)
+        out.append_text(a)
+        if i < len(right):
+            out.append("   ")
+            out.append_text(right[i])
+    return out
 
 
 class BreakdownView(VerticalScroll):

@@ -111,7 +111,7 @@ class EditorPane(Vertical):
             elif self.area.read_only:
                 header.append("  read-only", style="italic")
             header.append(f"  {self.area.document.line_count} lines", style="dim")
-        self.query_one("#editor-header", Static).update(header)
+        self.query_one("#editor-header", Static).update(header, layout=False)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if not self._loading:

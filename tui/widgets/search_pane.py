@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 from typing import ClassVar
 
-from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -136,14 +135,23 @@ class SearchPane(Vertical):
         self.outcome: SearchOutcome | None = None
         self.query_text = ""
         self.latencies_ms: collections.deque[float] = collections.deque(maxlen=500)
+        self.draw_ms: collections.deque[float] = collections.deque(maxlen=500)
+        self.engine_ms: collections.deque[float] = collections.deque(maxlen=500)
         self.shown = 0
+        self.painted = 0
+        self._whynot_drawn: SearchOutcome | None = None
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Input(placeholder="search memory…  (/ from anywhere, Esc leaves)", id="search-input")
         yield Static(id="search-toggles")
         yield Static(id="search-status")
-        table: DataTable[Text] = DataTable(id="results", cursor_type="row", zebra_stripes=True)
+        table: DataTable[Text] = DataTable(
+            id="results",
+            cursor_type="row",
+            zebra_stripes=True,
+            cursor_foreground_priority="renderable",
+        )
         yield table
         with TabbedContent(id="detail-tabs", initial="tab-breakdown"):
             with TabPane("Breakdown", id="tab-breakdown"):
@@ -212,12 +220,20 @@ class SearchPane(Vertical):
         outcome = message.outcome
         if self.options.mode != "hybrid":
             outcome = rank(self.retrieval, self.options, self._today())
+        t_draw = time.perf_counter()
         self._draw(outcome)
+        self.draw_ms.append((time.perf_counter() - t_draw) * 1000)
+        self.engine_ms.append(message.outcome.timings_ms.get("total", 0.0))
         started = self._started.pop(message.generation, None)
         if started is not None:
-            latency = (time.perf_counter() - started) * 1000
-            self.latencies_ms.append(latency)
-            self.post_message(ResultsShown(outcome.query, latency, len(outcome.results)))
+            # Measured once the frame with the results has been composed.
+            self.call_after_refresh(self._results_painted, started, outcome)
+
+    def _results_painted(self, started: float, outcome: SearchOutcome) -> None:
+        latency = (time.perf_counter() - started) * 1000
+        self.latencies_ms.append(latency)
+        self.painted += 1
+        self.post_message(ResultsShown(outcome.query, latency, len(outcome.results)))
 
     def on_search_failed(self, message: SearchFailed) -> None:
         message.stop()
@@ -319,7 +335,7 @@ class SearchPane(Vertical):
             detail.update("")
             return
         c = self.outcome.dropped[event.cursor_row]
-        detail.update(explain(c, self.outcome, self.app.theme_variables))
+        detail.update(explain(c, self.outcome, self.app.theme_variables, self._detail_width()))
 
     def _show_breakdown(self) -> None:
         view = self.query_one("#breakdown", BreakdownView)
@@ -330,15 +346,24 @@ class SearchPane(Vertical):
         c = self.highlighted()
         if c is None:
             view.show(
-                Group(
-                    Text("No result passed the cut; see Why not (F8).\n"),
-                    candidate_lists(outcome, None, self.app.theme_variables),
+                Text("\n").join(
+                    [
+                        Text("No result passed the cut; see Why not (F8).\n"),
+                        candidate_lists(
+                            outcome, None, self.app.theme_variables, self._detail_width()
+                        ),
+                    ]
                 )
                 if outcome.candidates
                 else Text("No candidates: nothing in the index matches this query.")
             )
             return
-        view.show(explain(c, outcome, self.app.theme_variables))
+        view.show(explain(c, outcome, self.app.theme_variables, self._detail_width()))
+
+    def _detail_width(self) -> int:
+        """Cells available to the breakdown text (the pane minus padding and scrollbar)."""
+        width = self.size.width - 4
+        return width if width > 40 else 84
 
     def _show_toggles(self) -> None:
         d = toggles.describe(self.options)
@@ -350,13 +375,13 @@ class SearchPane(Vertical):
             ("w", f"{keys['search.weight_down']}/{keys['search.weight_up']}", d["weights"]),
             ("MMR", keys["search.mmr"], d["mmr"]),
             ("decay", keys["search.decay"], d["decay"]),
-            ("", keys["search.whynot"], "why not"),
+            ("", keys["search.whynot"], "why-not"),
         ):
             text.append(key, style="bold reverse")
             text.append(f" {label}{' ' if label else ''}", style="dim")
             text.append(value, style="bold")
             text.append("  ")
-        self.query_one("#search-toggles", Static).update(text)
+        self.query_one("#search-toggles", Static).update(text, layout=False)
 
     def _keys(self) -> dict[str, str]:
         keymap = getattr(self.app, "effective_keys", None)
@@ -371,7 +396,10 @@ class SearchPane(Vertical):
         out = self.outcome
         status = self.query_one("#search-status", Static)
         if out is None:
-            status.update(Text("Enter opens the highlighted result in the editor.", style="dim"))
+            status.update(
+                Text("Enter opens the highlighted result in the editor.", style="dim"),
+                layout=False,
+            )
             return
         r = out.retrieval
         text = Text()
@@ -383,7 +411,7 @@ class SearchPane(Vertical):
             f" · FTS {len(r.fts_hits)}", style=style_of(self.app.theme_variables, "score-text")
         )
         if r.fts_operator == "OR":
-            text.append(" (OR fallback)", style="italic")
+            text.append(" (OR)", style="italic")
         text.append(
             f" · vector {len(r.vector_hits)}",
             style=style_of(self.app.theme_variables, "score-vector"),
@@ -395,17 +423,15 @@ class SearchPane(Vertical):
         if out.rescue_used:
             text.append(" · keyword rescue", style="italic")
         text.append(
-            f" · minScore {out.options.min_score:.2f} · {len(out.dropped)} dropped", style="dim"
+            f" · {len(out.dropped)} dropped · minScore {out.options.min_score:.2f}", style="dim"
         )
-        status.update(text)
+        status.update(text, layout=False)
 
     def _draw(self, outcome: SearchOutcome | None) -> None:
         self.outcome = outcome
         results = self.query_one("#results", DataTable)
-        whynot = self.query_one("#whynot", DataTable)
         keep_row = results.cursor_row if results.row_count else 0
         results.clear()
-        whynot.clear()
         v = self.app.theme_variables
         if outcome is not None:
             s_vec = style_of(v, "score-vector")
@@ -413,7 +439,6 @@ class SearchPane(Vertical):
             s_final = style_of(v, "score-final")
             s_decay = style_of(v, "score-decay")
             s_mmr = style_of(v, "score-mmr")
-            s_drop = style_of(v, "score-dropped", "dim")
             for c in outcome.results:
                 results.add_row(
                     Text(str(c.final_rank), style="bold"),
@@ -428,31 +453,51 @@ class SearchPane(Vertical):
                     Text(location(c.path, c.start_line, c.end_line)),
                     key=str(c.chunk_id),
                 )
-            for c in outcome.dropped:
-                lists = []
-                if c.fts_position:
-                    lists.append(f"F{c.fts_position}")
-                if c.vector_position:
-                    lists.append(f"V{c.vector_position}")
-                whynot.add_row(
-                    Text(location(c.path, c.start_line, c.end_line)),
-                    Text(num(c.score, 3), style=s_drop),
-                    Text(" ".join(lists), style="dim"),
-                    Text(c.dropped or "", style=s_drop),
-                    key=str(c.chunk_id),
-                )
             if results.row_count:
                 results.move_cursor(row=min(keep_row, results.row_count - 1))
         tabs = self.query_one("#detail-tabs", TabbedContent)
         n_dropped = len(outcome.dropped) if outcome else 0
-        tabs.get_tab("tab-whynot").label = f"Why not ({n_dropped})"  # type: ignore[assignment]
+        label = f"Why not ({n_dropped})"
+        tab = tabs.get_tab("tab-whynot")
+        if str(tab.label) != label:
+            tab.label = label  # type: ignore[assignment]
+        if tabs.active == "tab-whynot":
+            self._fill_whynot()
+        self._show_status()
+        self._show_breakdown()
+        self.shown += 1
+
+    @on(TabbedContent.TabActivated, "#detail-tabs")
+    def _detail_tab(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "tab-whynot":
+            self._fill_whynot()
+
+    def _fill_whynot(self) -> None:
+        """The why-not table is filled only while visible (it can be 40 rows per keystroke)."""
+        outcome = self.outcome
+        if self._whynot_drawn is outcome and outcome is not None:
+            return
+        self._whynot_drawn = outcome
+        whynot = self.query_one("#whynot", DataTable)
+        whynot.clear()
+        s_drop = style_of(self.app.theme_variables, "score-dropped", "dim")
+        for c in outcome.dropped if outcome else []:
+            lists = []
+            if c.fts_position:
+                lists.append(f"F{c.fts_position}")
+            if c.vector_position:
+                lists.append(f"V{c.vector_position}")
+            whynot.add_row(
+                Text(location(c.path, c.start_line, c.end_line)),
+                Text(num(c.score, 3), style=s_drop),
+                Text(" ".join(lists), style="dim"),
+                Text(c.dropped or "", style=s_drop),
+                key=str(c.chunk_id),
+            )
         if not whynot.row_count:
             self.query_one("#whynot-detail", Static).update(
                 Text("Nothing was dropped." if outcome else "", style="dim")
             )
-        self._show_status()
-        self._show_breakdown()
-        self.shown += 1
 
     @staticmethod
     def _score_cell(c: Candidate, s_vec: str, s_text: str, s_final: str) -> Text:
