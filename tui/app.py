@@ -21,7 +21,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
-from textual.screen import ModalScreen
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
@@ -402,7 +402,8 @@ class MemdeckApp(App[int]):
 
     # -- actions ----------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return not (action in _MODAL_BLOCKED and isinstance(self.screen, ModalScreen))
+        # Pane keys act on the main screen only (not under a dialog or another screen).
+        return not (action in _MODAL_BLOCKED and self.screen is not self.default_screen)
 
     def action_help(self) -> None:
         rows = key_rows(key_sections(), self.keymap)
@@ -444,6 +445,22 @@ class MemdeckApp(App[int]):
 
     def set_theme(self, name: str) -> None:
         self.theme = name
+
+    def action_promotion_queue(self) -> None:
+        """Review dreaming's promotion candidates (accept writes to MEMORY.md)."""
+        from tui.screens.promotion_queue import PromotionQueueScreen
+
+        self.push_screen(PromotionQueueScreen(self.engine, now=self.clock()))
+
+    def action_sessions_view(self) -> None:
+        """Per-session token estimates against the memory-flush threshold."""
+        from tui.screens.sessions_view import SessionsViewScreen
+
+        self.push_screen(SessionsViewScreen(self.engine, day=self.clock().date()))
+
+    def on_promotion_queue_screen_promoted(self, message: Message) -> None:
+        path = str(getattr(message, "path", "MEMORY.md"))
+        self._after_write(path, "promotion")
 
     def action_sync_now(self) -> None:
         self.request_sync("manual")
@@ -626,7 +643,21 @@ def key_sections() -> list[tuple[str, type]]:
         ("Dialogs", ConfirmScreen),
         ("External change", ExternalChangeScreen),
         ("Help", HelpScreen),
+        *_optional_sections(),
     ]
+
+
+def _optional_sections() -> list[tuple[str, type]]:
+    """Screens contributed by other parts of memdeck (dreaming, flush), when present."""
+    out: list[tuple[str, type]] = []
+    try:
+        from tui.screens.promotion_queue import PromotionQueueScreen
+        from tui.screens.sessions_view import SessionsViewScreen
+    except ImportError:  # pragma: no cover - depends on the installed engine parts
+        return out
+    out.append(("Promotion queue", PromotionQueueScreen))
+    out.append(("Sessions", SessionsViewScreen))
+    return out
 
 
 def _start_tab(pane: str) -> str:

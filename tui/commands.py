@@ -89,6 +89,16 @@ def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
         PaletteCommand("Go to: search", "Pane 3", partial(app.action_focus_pane, "search")),
         PaletteCommand("Go to: monitor", "Pane 4", partial(app.action_focus_pane, "monitor")),
         PaletteCommand("Help: keys", "Every key and its binding id", app.action_help),
+        PaletteCommand(
+            "Dreaming: review promotion candidates",
+            "Accept or reject what the deep phase proposes for MEMORY.md",
+            app.action_promotion_queue,
+        ),
+        PaletteCommand(
+            "Sessions: memory-flush state",
+            "Token estimates against the flush threshold, per session",
+            app.action_sessions_view,
+        ),
     ]
     editor = app.editor_pane
     if editor.rel is not None:

@@ -49,8 +49,11 @@ def test_monitor_shows_index_facts_and_live_progress(fts_engine, make_app) -> No
 
             def publish() -> None:
                 bus.publish(SyncStarted(reason="reindex", full=True))
-                bus.publish(SyncProgress("embed", 3, 10, 250, 1000, cache_hits=40, rate=125.0,
-                                         eta_seconds=6.0))
+                bus.publish(
+                    SyncProgress(
+                        "embed", 3, 10, 250, 1000, cache_hits=40, rate=125.0, eta_seconds=6.0
+                    )
+                )
                 bus.publish(FileError("memory/bad.md", "looks binary (NUL bytes), not indexed"))
                 bus.publish(SearchTimed("x", "fts", 12.5))
                 bus.publish(SearchTimed("y", "fts", 30.0))
@@ -63,9 +66,7 @@ def test_monitor_shows_index_facts_and_live_progress(fts_engine, make_app) -> No
             bar = monitor.query_one("#monitor-progress", ProgressBar)
             assert (bar.total, bar.progress) == (1000, 250)
             label = str(monitor.query_one("#monitor-progress-label", Label).content)
-            assert label == (
-                "embedding 250/1000 chunks · 125 chunks/s · ETA 6.0 s · 40 cache hits"
-            )
+            assert label == ("embedding 250/1000 chunks · 125 chunks/s · ETA 6.0 s · 40 cache hits")
             assert monitor.query_one("#spark-search", Sparkline).data == [12.5, 30.0]
             errors = monitor.query_one("#monitor-errors", RichLog)
             assert any("memory/bad.md: looks binary" in line.text for line in errors.lines)
@@ -99,8 +100,12 @@ def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             status = dict(app.status)
-            status.update(backend="qmd", fallback="builtin",
-                          fallback_reason="qmd timed out after 4000 ms", qmd=qmd_status)
+            status.update(
+                backend="qmd",
+                fallback="builtin",
+                fallback_reason="qmd timed out after 4000 ms",
+                qmd=qmd_status,
+            )
             app.monitor.show_status(status)
             text = plain(app.monitor.query_one("#monitor-qmd", Static).content)
             assert "serving from builtin: qmd timed out after 4000 ms" in text
@@ -240,3 +245,29 @@ def test_quit_stops_the_sync_service_and_workers(engine_factory, make_app) -> No
     assert not service.started
     assert not any(t.is_alive() for t in threads)
     assert app.bridge._unsubscribers == []
+
+
+def test_other_screens_open_from_the_palette_and_block_pane_keys(fts_engine, make_app) -> None:
+    from tui.screens.promotion_queue import PromotionQueueScreen
+    from tui.screens.sessions_view import SessionsViewScreen
+
+    app = make_app(fts_engine)
+
+    async def go() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await pilot.press("escape")  # focus the tree
+            app.action_promotion_queue()
+            await wait_for(pilot, lambda: isinstance(app.screen, PromotionQueueScreen))
+            assert app.check_action("focus_search", ()) is False
+            await pilot.press("slash", "2")
+            assert app.query_one("#panes").active == "pane-search"  # untouched underneath
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is app.default_screen)
+            app.action_sessions_view()
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionsViewScreen))
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is app.default_screen)
+            assert app.check_action("focus_search", ()) is True
+
+    asyncio.run(go())
