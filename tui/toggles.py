@@ -8,9 +8,9 @@ from the widget so the arithmetic (weight steps, cycling order) is tested alone.
 from __future__ import annotations
 
 from engine.search import SearchOptions
+from engine.settings import FUSIONS
 
 MODES = ("hybrid", "fts", "vector")
-FUSIONS = ("normalized", "weighted", "rrf")
 WEIGHT_STEP = 0.1
 
 
@@ -27,7 +27,7 @@ def cycle_mode(options: SearchOptions) -> SearchOptions:
 
 
 def cycle_fusion(options: SearchOptions) -> SearchOptions:
-    """normalized → weighted (OpenClaw's raw sum) → rrf → normalized."""
+    """Through every fusion the engine offers, in ``engine.settings.FUSIONS`` order."""
     return options.with_(fusion=_next(FUSIONS, options.fusion))
 
 

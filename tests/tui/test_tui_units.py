@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine.search import SearchOptions
+from engine.settings import FUSIONS
 from engine.store import FileRecord
 from engine.workspace import MemoryFile
 from tui import toggles
@@ -32,14 +33,12 @@ def test_mode_and_fusion_cycle_through_every_value() -> None:
         seen.append(o.mode)
         o = toggles.cycle_mode(o)
     assert seen == ["hybrid", "fts", "vector"] and o.mode == "hybrid"
-    o = SearchOptions(fusion="normalized")
-    assert [
-        toggles.cycle_fusion(o).fusion,
-        toggles.cycle_fusion(toggles.cycle_fusion(o)).fusion,
-    ] == [
-        "weighted",
-        "rrf",
-    ]
+    o = SearchOptions(fusion=FUSIONS[0])
+    visited = []
+    for _ in FUSIONS:
+        visited.append(o.fusion)
+        o = toggles.cycle_fusion(o)
+    assert visited == list(FUSIONS) and o.fusion == FUSIONS[0]
 
 
 def test_weight_steps_land_on_tenths_and_stay_in_range() -> None:

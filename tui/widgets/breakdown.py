@@ -23,6 +23,8 @@ LIST_ROWS = 12
 def _component_note(outcome: SearchOutcome, side: str, position: int | None) -> str:
     """How a raw side score became the component that is weighted."""
     opts = outcome.options
+    if outcome.fusion == "geometric":
+        return "÷ the best candidate's"
     if outcome.fusion == "rrf":
         return f"RRF 1/({opts.rrf_k}+{position}) ÷ 1/({opts.rrf_k}+1)"
     if outcome.fusion == "normalized":
@@ -73,24 +75,39 @@ def explain(
     }[outcome.mode]
     lines.append(Text(f"       {mode_note}", style="dim italic"))
 
+    geometric = getattr(c, "fusion", outcome.fusion) == "geometric"
+
+    def weighted(text: Text, weight: float, component: float | None) -> None:
+        if geometric:
+            shown = "1 (no signal)" if component is None else num(component, 4)
+            text.append(shown, style="bold")
+            text.append(f"^{weight:.3f}", style="dim")
+        else:
+            text.append(f"{weight:.3f} × ", style="dim")
+            text.append(num(component, 4), style="bold")
+
     vec = Text("vector ", style=f"bold {s_vec}")
-    vec.append(f"{c.vector_weight:.3f} × ", style="dim")
-    if c.vector_score is None:
-        vec.append("0        not in the vector list", style=s_drop)
+    if c.vector_score is None and not geometric:
+        vec.append(f"{c.vector_weight:.3f} × 0  not in the vector list", style=s_drop)
+    elif c.vector_score is None:
+        weighted(vec, c.vector_weight, c.vector_component)
+        vec.append("  no cosine for this chunk", style=s_drop)
     else:
-        vec.append(f"{num(c.vector_component, 4)}", style="bold")
+        weighted(vec, c.vector_weight, c.vector_component)
         vec.append(f"  cosine {num(c.vector_score, 4)}")
         vec.append(f" → {_component_note(outcome, 'vector', c.vector_position)}", style="dim")
     lines.append(vec)
 
     txt = Text("text   ", style=f"bold {s_text}")
-    txt.append(f"{c.text_weight:.3f} × ", style="dim")
-    if c.text_score is None:
-        txt.append("0        not in the FTS list", style=s_drop)
+    if c.text_score is None and not geometric:
+        txt.append(f"{c.text_weight:.3f} × 0  not in the FTS list", style=s_drop)
+    elif c.text_score is None:
+        weighted(txt, c.text_weight, c.text_component)
+        txt.append("  no query word in this chunk", style=s_drop)
     else:
         r = c.bm25_rank
         mapping = "−r/(1−r)" if r is not None and r < 0 else "1/(1+r)"
-        txt.append(f"{num(c.text_component, 4)}", style="bold")
+        weighted(txt, c.text_weight, c.text_component)
         txt.append(f"  bm25 {num(r, 4)} → {mapping} = {num(c.text_score, 4)}")
         txt.append(f" → {_component_note(outcome, 'text', c.fts_position)}", style="dim")
     lines.append(txt)

@@ -501,9 +501,14 @@ class SearchPane(Vertical):
 
     @staticmethod
     def _score_cell(c: Candidate, s_vec: str, s_text: str, s_final: str) -> Text:
-        decay = c.decay_multiplier
-        vpart = c.vector_weight * (c.vector_component or 0.0) * decay
-        tpart = c.text_weight * (c.text_component or 0.0) * decay
+        """A bar as long as the score, coloured by each side's weighted share (for
+        the weighted sums the two segments are exactly the two terms)."""
+        vw = c.vector_weight * (c.vector_component or 0.0)
+        tw = c.text_weight * (c.text_component or 0.0)
+        total = vw + tw
+        score = max(0.0, min(1.0, c.score))
+        vpart = score * vw / total if total > 0 else 0.0
+        tpart = score * tw / total if total > 0 else score
         cell = stacked_bar([(vpart, s_vec), (tpart, s_text)], SCORE_BAR, track="dim")
         cell.append(f" {c.score:.3f}", style=f"bold {s_final}")
         return cell
