@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true", help="include the score breakdown")
     p.add_argument("--batch", type=Path, help="JSONL file of {id, query}; '-' for stdin")
     p.add_argument("--mode", choices=("hybrid", "fts", "vector"))
-    p.add_argument("--fusion", choices=("weighted", "normalized", "rrf"))
+    p.add_argument("--fusion", choices=("weighted", "normalized", "rrf", "geometric"))
     p.add_argument("--mmr", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--decay", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument(

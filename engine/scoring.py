@@ -33,6 +33,7 @@ __all__ = [
     "mmr_rerank",
     "normalize_weights",
     "rrf_score",
+    "weighted_geometric",
     "weighted_sum",
     "zscore_normalize",
 ]
@@ -42,6 +43,7 @@ DEFAULT_VECTOR_WEIGHT = 0.7
 DEFAULT_TEXT_WEIGHT = 0.3
 NON_FINITE_TEXT_SCORE = 0.001
 RRF_K = 60
+GEOMETRIC_FLOOR = 0.05
 
 # ---------------------------------------------------------------------------
 # Keyword and hybrid scores
@@ -109,6 +111,25 @@ def weighted_sum(
     v = 0.0 if vector_score is None else vector_score
     t = 0.0 if text_score is None else text_score
     return vw * v + tw * t
+
+
+def weighted_geometric(
+    vector_component: float | None, text_component: float | None, vw: float, tw: float
+) -> float:
+    """memdeck's ``geometric`` fusion: ``v^vw × t^tw`` of the two 0..1 components.
+
+    The components are each side's score divided by the best candidate's, with
+    every candidate scored on both sides (``engine.search``). A product rewards
+    chunks that both sides like, and since only ratios matter, neither side's raw
+    scale can swamp the other — the failure of the raw weighted sum on LoCoMo
+    (README "Benchmarks"). A component is floored at ``GEOMETRIC_FLOOR`` so a
+    chunk with no query word (or an orthogonal vector) is demoted, not zeroed:
+    a purely semantic match can still rank when no chunk shares a query word.
+    ``None`` means the side carries no signal for this query and is neutral (1).
+    """
+    v = 1.0 if vector_component is None else max(GEOMETRIC_FLOOR, min(1.0, vector_component))
+    t = 1.0 if text_component is None else max(GEOMETRIC_FLOOR, min(1.0, text_component))
+    return v**vw * t**tw
 
 
 def minmax_normalize(values: Sequence[float]) -> list[float]:

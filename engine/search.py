@@ -23,10 +23,12 @@ from engine import scoring
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.settings import MemorySearchSettings
 from engine.store import ChunkRow, Store
-from engine.tokens import build_fts_query, similarity_tokens
+from engine.tokens import build_fts_query, query_tokens, similarity_tokens
 
 Mode = Literal["hybrid", "fts", "vector"]
 SNIPPET_MAX_CHARS = 700
+#: below this many chunks the OR fallback keeps every term (see ``_or_query``)
+PRUNE_MIN_ROWS = 2000
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class SearchOptions:
     vector_weight: float = 0.7
     text_weight: float = 0.3
     candidate_multiplier: float = 4
-    fusion: str = "normalized"
+    fusion: str = "geometric"
     normalization: str = "minmax"
     rrf_k: int = 60
     mmr_enabled: bool = False
@@ -97,6 +99,12 @@ class Retrieval:
     embed_ms: float = 0.0
     fts_ms: float = 0.0
     vector_ms: float = 0.0
+    #: hybrid only: every candidate scored on both sides, whichever list found it —
+    #: bm25 rank of the (OR) text query (absent: no query word in the chunk) and
+    #: cosine with the query. The "geometric" fusion uses them; the others keep
+    #: OpenClaw's rule that a side which did not list a chunk counts 0.
+    text_ranks: dict[int, float] = field(default_factory=dict)
+    cosines: dict[int, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -110,6 +118,7 @@ class Candidate:
     end_line: int
     text: str
     lists: tuple[str, ...]  # which candidate lists it came from: "fts", "vector"
+    fusion: str = "weighted"  # how text/vector components became fused_score
     fts_position: int | None = None  # 1-based rank in the FTS list
     vector_position: int | None = None
     bm25_rank: float | None = None
@@ -139,12 +148,21 @@ class Candidate:
 
     def formula(self) -> str:
         """The arithmetic of this candidate's score, with its real numbers."""
-        vc = 0.0 if self.vector_component is None else self.vector_component
-        tc = 0.0 if self.text_component is None else self.text_component
-        text = (
-            f"{self.vector_weight:.3f}×{vc:.4f} + {self.text_weight:.3f}×{tc:.4f}"
-            f" = {self.fused_score:.4f}"
-        )
+        if self.fusion == "geometric":
+            vc = 1.0 if self.vector_component is None else self.vector_component
+            tc = 1.0 if self.text_component is None else self.text_component
+            text = (
+                f"{max(vc, scoring.GEOMETRIC_FLOOR):.4f}^{self.vector_weight:.3f}"
+                f" × {max(tc, scoring.GEOMETRIC_FLOOR):.4f}^{self.text_weight:.3f}"
+                f" = {self.fused_score:.4f}"
+            )
+        else:
+            vc = 0.0 if self.vector_component is None else self.vector_component
+            tc = 0.0 if self.text_component is None else self.text_component
+            text = (
+                f"{self.vector_weight:.3f}×{vc:.4f} + {self.text_weight:.3f}×{tc:.4f}"
+                f" = {self.fused_score:.4f}"
+            )
         if self.decay_multiplier != 1.0:
             text += f"; ×{self.decay_multiplier:.4f} (age {self.age_days:.1f} d) = {self.score:.4f}"
         return text
@@ -192,11 +210,12 @@ def retrieve(
     fts_q = build_fts_query(query, "AND")
     operator: str | None = None
     t0 = time.perf_counter()
+    or_q: str | None = None
     if fts_q and store.fts_available and options.mode != "vector":
         fts_hits = store.fts_search(fts_q, limit, options.sources)
         operator = "AND"
         if not fts_hits:
-            or_q = build_fts_query(query, "OR")
+            or_q = _or_query(store, query)
             if or_q and or_q != fts_q:
                 fts_hits = store.fts_search(or_q, limit, options.sources)
                 fts_q, operator = or_q, "OR"
@@ -204,6 +223,7 @@ def retrieve(
     vector_hits: list[tuple[int, float]] = []
     vector_error = None
     embed_ms = 0.0
+    qvec: np.ndarray | None = None
     vector_ok = provider is not None and store.dims is not None
     if vector_ok and options.mode != "fts" and query.strip():
         try:
@@ -214,6 +234,25 @@ def retrieve(
             vector_error = str(exc)
     t2 = time.perf_counter()
     ids = list(dict.fromkeys([i for i, _ in fts_hits] + [i for i, _ in vector_hits]))
+    text_ranks: dict[int, float] = {}
+    cosines: dict[int, float] = {}
+    if options.mode == "hybrid" and fts_q and qvec is not None and store.fts_available:
+        # Complete both sides for every candidate (≤ 2 × candidates lookups).
+        text_ranks = dict(fts_hits)
+        missing = [i for i in ids if i not in text_ranks]
+        if missing:
+            or_q = or_q or _or_query(store, query)
+            text_ranks.update(store.fts_ranks(or_q, missing) if or_q else {})
+        t3 = time.perf_counter()
+        cosines = {i: float(s) for i, s in vector_hits}
+        missing = [i for i in ids if i not in cosines]
+        for cid, vec in store.chunk_vectors(missing).items():
+            if vec.shape == qvec.shape:
+                cosines[cid] = float(np.dot(vec, qvec))
+        t4 = time.perf_counter()
+        fts_extra, vec_extra = t3 - t2, t4 - t3
+    else:
+        fts_extra = vec_extra = 0.0
     rows = store.chunk_rows(ids)
     vectors = store.chunk_vectors(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
     paths = {r.path for r in rows.values()}
@@ -231,9 +270,30 @@ def retrieve(
         vector_available=vector_ok,
         vector_error=vector_error,
         embed_ms=embed_ms,
-        fts_ms=(t1 - t0) * 1000,
-        vector_ms=(t2 - t1) * 1000 - embed_ms,
+        fts_ms=(t1 - t0 + fts_extra) * 1000,
+        vector_ms=(t2 - t1 + vec_extra) * 1000 - embed_ms,
+        text_ranks=text_ranks,
+        cosines=cosines,
     )
+
+
+def _or_query(store: Store, query: str) -> str | None:
+    """The OR fallback query, without terms that cannot move the ranking.
+
+    FTS5's bm25 clamps the idf of a term found in at least half the rows to
+    1e-6, so such a term adds nothing to any score, yet an OR over it matches
+    (and ranks) nearly every chunk: at 100k chunks that is the difference between
+    a few and a few hundred milliseconds. Those terms are dropped once the index
+    is big enough for it to matter; if every term is that common, all are kept.
+    """
+    words = list(dict.fromkeys(query_tokens(query)))
+    total = store.fts_row_count() if len(words) > 1 else 0
+    if total >= PRUNE_MIN_ROWS:
+        counts = store.term_doc_counts(words)
+        kept = [w for w in words if 2 * counts.get(w, 0) < total]
+        if kept:
+            words = kept
+    return build_fts_query(" ".join(words), "OR")
 
 
 # -- ranking (pure) ------------------------------------------------------------
@@ -294,11 +354,20 @@ def rank(
         c.lists += ("vector",)
         c.vector_position = pos
         c.vector_score = float(sim)
+    if fusion == "geometric":
+        for c in cands.values():
+            c.fusion = fusion
+            if c.bm25_rank is None and c.chunk_id in retrieval.text_ranks:
+                c.bm25_rank = retrieval.text_ranks[c.chunk_id]
+                c.text_score = scoring.bm25_rank_to_score(c.bm25_rank)
+            if c.vector_score is None and c.chunk_id in retrieval.cosines:
+                c.vector_score = retrieval.cosines[c.chunk_id]
 
     _fuse(list(cands.values()), fusion, options)
 
+    combine = scoring.weighted_geometric if fusion == "geometric" else scoring.weighted_sum
     for c in cands.values():
-        c.fused_score = scoring.weighted_sum(c.vector_component, c.text_component, vw, tw)
+        c.fused_score = combine(c.vector_component, c.text_component, vw, tw)
         c.score = c.fused_score
         if options.decay_enabled:
             age = scoring.age_days(c.path, retrieval.file_mtimes.get(c.path), today)
@@ -391,6 +460,18 @@ def _fuse(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
                 if c.vector_position
                 else None
             )
+        return
+    if fusion == "geometric":
+        # Each side divided by its best candidate: the ratio to the best is kept,
+        # so no side's raw scale (bm25 ~5–30, cosine ~0.2–0.6) can dominate. A side
+        # with no signal at all (no candidate matched a query word) stays None:
+        # neutral in the product rather than zeroing everything.
+        text = {c.chunk_id: -c.bm25_rank if c.bm25_rank and c.bm25_rank < 0 else 0.0 for c in cands}
+        vec = {c.chunk_id: max(c.vector_score or 0.0, 0.0) for c in cands}
+        for values, comp in ((text, "text_component"), (vec, "vector_component")):
+            best = max(values.values(), default=0.0)
+            for c in cands:
+                setattr(c, comp, values[c.chunk_id] / best if best > 0 else None)
         return
     if fusion == "normalized":
         norm = (

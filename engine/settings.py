@@ -25,7 +25,7 @@ PROVIDER_DEFAULT_MODELS: dict[str, str] = {
 }
 
 PROVIDERS = ("auto", "openai", "gemini", "voyage", "mistral", "ollama", "local", "none")
-FUSIONS = ("weighted", "normalized", "rrf")
+FUSIONS = ("weighted", "normalized", "rrf", "geometric")
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,8 @@ class HybridSettings:
     vector_weight: float = 0.7
     text_weight: float = 0.3
     candidate_multiplier: int = 4
-    # "weighted" is OpenClaw's raw sum; see README "Choosing the default fusion".
-    fusion: str = "normalized"
+    # "weighted" is OpenClaw's raw sum; "geometric" won on LoCoMo (README "Benchmarks").
+    fusion: str = "geometric"
     normalization: str = "minmax"  # or "zscore", for fusion="normalized"
     rrf_k: int = 60
     mmr: MMRSettings = field(default_factory=MMRSettings)

@@ -20,6 +20,10 @@ import numpy as np
 from engine.db import Database, DatabaseError, VecStatus
 
 SCHEMA_VERSION = 1
+#: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
+NUMPY_BUDGET_BYTES = 256 * 2**20
+#: rows per query while loading the numpy matrix
+MATRIX_PAGE = 4096
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -118,6 +122,9 @@ class Store:
         self._matrix_cache: tuple[int, np.ndarray, np.ndarray] | None = None
         self._generation = 0
         self._other_sources_cache: tuple[tuple[int, int], bool] | None = None
+        self._embedded_cache: tuple[tuple[int, int], int] | None = None
+        self._fts_rows_cache: tuple[tuple[int, int], int] | None = None
+        self._df_cache: dict[str, tuple[int, int]] = {}
         dims = self.get_meta("dims")
         if dims:
             self._ensure_vec_table(int(dims))
@@ -371,30 +378,89 @@ class Store:
         """(chunk id, bm25 rank) best first; rank is FTS5's (negative, smaller is better)."""
         if not self.fts_available:
             return []
-        marks = ",".join("?" * len(sources))
-        return [
-            (int(r[0]), float(r[1]))
-            for r in self.db.execute(
+        if self._only_memory(sources):
+            # No join: FTS5 ranks and cuts by itself, which at 100k chunks is several
+            # times faster than looking every match up in ``chunks`` to filter by source.
+            sql = (
+                "select rowid, bm25(chunks_fts) as rank from chunks_fts"
+                " where chunks_fts match ? order by rank limit ?"
+            )
+            params: list[object] = [match, limit]
+        else:
+            marks = ",".join("?" * len(sources))
+            sql = (
                 "select f.rowid, bm25(chunks_fts) as rank from chunks_fts f"
                 " join chunks c on c.id = f.rowid"
                 f" where chunks_fts match ? and c.source in ({marks})"
-                " order by rank limit ?",
-                [match, *sources, limit],
+                " order by rank limit ?"
             )
-        ]
+            params = [match, *sources, limit]
+        return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
+
+    def fts_ranks(self, match: str, ids: Sequence[int]) -> dict[int, float]:
+        """bm25 rank of ``match`` for each of ``ids`` that matches it (others are absent).
+
+        Lets the search score a vector candidate on the text side too. One lookup
+        per id: FTS5 seeks each rowid in the doclists instead of ranking every match.
+        """
+        if not self.fts_available or not ids:
+            return {}
+        out: dict[int, float] = {}
+        for cid in ids:
+            rows = self.db.execute(
+                "select bm25(chunks_fts) from chunks_fts where chunks_fts match ? and rowid = ?",
+                (match, int(cid)),
+            )
+            if rows:
+                out[int(cid)] = float(rows[0][0])
+        return out
+
+    def fts_row_count(self) -> int:
+        """Rows in the FTS table (all sources: bm25's N), cached until the next write."""
+        key = self._state_key()
+        if self._fts_rows_cache is None or self._fts_rows_cache[0] != key:
+            n = int(self.db.scalar("select count(*) from chunks") or 0) if self.fts_available else 0
+            self._fts_rows_cache = (key, n)
+        return self._fts_rows_cache[1]
+
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each query term (as FTS5 tokenizes it).
+
+        Cached per term; an entry is reused until the index grows or shrinks by
+        more than 5 %, which is precise enough for the only use: spotting terms
+        that occur in at least half the chunks (see ``engine.search``).
+        """
+        total = self.fts_row_count()
+        out: dict[str, int] = {}
+        for term in terms:
+            cached = self._df_cache.get(term)
+            if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
+                out[term] = cached[1]
+                continue
+            phrase = '"' + term.replace('"', '""') + '"'
+            try:
+                n = int(
+                    self.db.scalar(
+                        "select count(*) from chunks_fts where chunks_fts match ?", (phrase,)
+                    )
+                    or 0
+                )
+            except DatabaseError:
+                n = 0
+            if len(self._df_cache) > 50_000:
+                self._df_cache.clear()
+            self._df_cache[term] = (total, n)
+            out[term] = n
+        return out
 
     def vector_search(
         self, query: np.ndarray, limit: int, sources: Sequence[str], *, path: str = "auto"
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity) best first, by sqlite-vec or in-process numpy."""
         q = np.asarray(query, dtype=np.float32)
-        use_vec = path == "sqlite-vec" or (path == "auto" and self.vec.loaded)
+        use_vec = path == "sqlite-vec" or (path == "auto" and self._auto_prefers_vec())
         if use_vec and self.vec.loaded and self._vec_dims == q.shape[0]:
-            k = (
-                limit
-                if list(sources) == ["memory"] and not self._has_other_sources()
-                else limit * 4
-            )
+            k = limit if self._only_memory(sources) else limit * 4
             rows = self.db.execute(
                 "select v.rowid, v.distance, c.source from chunks_vec v join chunks c"
                 " on c.id = v.rowid where v.embedding match ? and k = ? order by v.distance",
@@ -407,6 +473,29 @@ class Store:
     def _state_key(self) -> tuple[int, int]:
         """Changes whenever this store or another connection commits a write."""
         return self._generation, int(self.db.scalar("pragma data_version") or 0)
+
+    def _only_memory(self, sources: Sequence[str]) -> bool:
+        return list(sources) == ["memory"] and not self._has_other_sources()
+
+    def _auto_prefers_vec(self) -> bool:
+        """The ``auto`` vector path: numpy while the matrix fits its memory budget.
+
+        Measured on 2 cores (README "Benchmarks"): a numpy matrix-vector product over
+        100k×384 float32 takes ~5 ms against ~30 ms for sqlite-vec's brute-force
+        ``vec0`` scan, so numpy wins whenever the matrix may live in memory. Above
+        ``NUMPY_BUDGET_BYTES`` sqlite-vec keeps the process small.
+        """
+        if not self.vec.loaded:
+            return False
+        n = self._embedded_count()
+        return n * (self._vec_dims or 0) * 4 > NUMPY_BUDGET_BYTES
+
+    def _embedded_count(self) -> int:
+        key = self._state_key()
+        if self._embedded_cache is None or self._embedded_cache[0] != key:
+            n = int(self.db.scalar("select count(*) from chunks where embedding is not null") or 0)
+            self._embedded_cache = (key, n)
+        return self._embedded_cache[1]
 
     def _has_other_sources(self) -> bool:
         key = self._state_key()
@@ -421,19 +510,37 @@ class Store:
         key = hash((self._state_key(), tuple(sources)))
         if self._matrix_cache and self._matrix_cache[0] == key:
             return self._matrix_cache[1], self._matrix_cache[2]
+        self._matrix_cache = None  # let the old matrix go before building the new one
         marks = ",".join("?" * len(sources))
-        rows = self.db.execute(
-            f"select id, embedding from chunks where embedding is not null and source in ({marks})",
-            list(sources),
-        )
         dims = self.dims or 0
-        rows = [r for r in rows if len(r[1]) == dims * 4]
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        matrix = (
-            np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
-            if rows
-            else np.zeros((0, dims), dtype=np.float32)
-        )
+        width = dims * 4
+        capacity = self._embedded_count()
+        ids = np.empty(capacity, dtype=np.int64)
+        matrix = np.empty((capacity, dims), dtype=np.float32)
+        n = 0
+        last = -(2**63)
+        # Pages of rows straight into one preallocated matrix: peak memory stays at
+        # about one matrix instead of a list of blobs plus their joined copy.
+        while True:
+            rows = self.db.execute(
+                "select id, embedding from chunks where embedding is not null and id > ?"
+                f" and source in ({marks}) order by id limit {MATRIX_PAGE}",
+                [last, *sources],
+            )
+            if not rows:
+                break
+            last = rows[-1][0]
+            for cid, blob in rows:
+                if len(blob) != width:
+                    continue
+                if n == capacity:  # rows appeared since counting
+                    capacity = max(16, capacity * 2)
+                    ids = np.resize(ids, capacity)
+                    matrix = np.resize(matrix, (capacity, dims))
+                ids[n] = cid
+                matrix[n] = np.frombuffer(blob, dtype=np.float32)
+                n += 1
+        ids, matrix = ids[:n], matrix[:n]
         self._matrix_cache = (key, ids, matrix)
         return ids, matrix
 

@@ -126,6 +126,7 @@ def modes(base: SearchOptions) -> dict[str, SearchOptions]:
         "hybrid normalized (min-max)": base.with_(fusion="normalized", normalization="minmax"),
         "hybrid normalized (z-score)": base.with_(fusion="normalized", normalization="zscore"),
         "hybrid RRF": base.with_(fusion="rrf"),
+        "hybrid geometric": base.with_(fusion="geometric"),
         f"hybrid ({base.fusion}) + MMR": base.with_(mmr_enabled=True),
         f"hybrid ({base.fusion}) + decay": base.with_(decay_enabled=True),
     }

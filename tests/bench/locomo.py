@@ -204,7 +204,11 @@ def tuning_variants() -> dict[str, SearchOptions]:
     out = {}
     for vw in (0.5, 0.3):
         tw = round(1 - vw, 2)
-        for fusion, label in (("normalized", "min-max"), ("rrf", "RRF")):
+        for fusion, label in (
+            ("normalized", "min-max"),
+            ("rrf", "RRF"),
+            ("geometric", "geometric"),
+        ):
             out[f"tune: {label} {vw}/{tw}"] = base.with_(
                 fusion=fusion, normalization="minmax", vector_weight=vw, text_weight=tw
             )

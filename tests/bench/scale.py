@@ -157,7 +157,10 @@ def edit_to_searchable(engine: Engine, ws: Path, repeats: int = 5) -> dict[str, 
     """
     target = newest_daily(ws)
     original = target.read_bytes()
-    opts = common.default_options(min_score=0.0)
+    # FTS mode: "searchable" means the new text is in the index. A one-word query
+    # for a made-up word has no meaningful embedding, so a hybrid ranking could
+    # legitimately put other chunks first; the sync embeds the changed chunk anyway.
+    opts = common.default_options(min_score=0.0, mode="fts")
     syncs, searches, totals = [], [], []
     try:
         for i in range(repeats):
