@@ -15,9 +15,11 @@ import threading
 import pytest
 
 from engine.events import SearchTimed, SyncDone, SyncProgress, SyncStarted
+from tests.engine.concept_embedder import ConceptEmbedder
 from tests.tui.conftest import NOW, SIZE, ready, search, wait_for
 from tui.screens.dialogs import ExternalChangeScreen
 from tui.screens.help import HelpScreen
+from tui.settings import UISettings
 
 THEMES = ("memdeck-dark", "memdeck-light")
 T0 = NOW.timestamp()
@@ -97,8 +99,9 @@ SCREENS = {
 
 @pytest.mark.parametrize("theme", THEMES)
 @pytest.mark.parametrize("screen", list(SCREENS))
-def test_screen(screen, theme, hybrid_engine, make_app, snap_compare) -> None:
-    from tui.settings import UISettings
-
-    app = make_app(hybrid_engine, ui_settings=UISettings(theme=theme))
+def test_screen(screen, theme, engine_factory, make_app, snap_compare) -> None:
+    # The fusion is pinned so that a change of the engine's default fusion does not
+    # redraw every picture; the pictures pin the layout, not the ranking defaults.
+    engine = engine_factory(ConceptEmbedder(), **{"query.hybrid.fusion": "normalized"})
+    app = make_app(engine, ui_settings=UISettings(theme=theme))
     assert snap_compare(app, terminal_size=SIZE, run_before=SCREENS[screen])

@@ -372,7 +372,7 @@ class SearchPane(Vertical):
         for label, key, value in (
             ("", keys["search.mode"], d["mode"]),
             ("", keys["search.fusion"], d["fusion"]),
-            ("w", f"{keys['search.weight_down']}/{keys['search.weight_up']}", d["weights"]),
+            ("", f"{keys['search.weight_down']}/{keys['search.weight_up']}", d["weights"]),
             ("MMR", keys["search.mmr"], d["mmr"]),
             ("decay", keys["search.decay"], d["decay"]),
             ("", keys["search.whynot"], "why-not"),
@@ -380,7 +380,7 @@ class SearchPane(Vertical):
             text.append(key, style="bold reverse")
             text.append(f" {label}{' ' if label else ''}", style="dim")
             text.append(value, style="bold")
-            text.append("  ")
+            text.append(" ")
         self.query_one("#search-toggles", Static).update(text, layout=False)
 
     def _keys(self) -> dict[str, str]:
