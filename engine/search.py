@@ -29,6 +29,8 @@ Mode = Literal["hybrid", "fts", "vector"]
 SNIPPET_MAX_CHARS = 700
 #: below this many chunks the OR fallback keeps every term (see ``_or_query``)
 PRUNE_MIN_ROWS = 2000
+#: length of the FTS ranking a hybrid retrieval reads to score vector candidates
+COMPLETE_WINDOW = 1000
 
 
 @dataclass(frozen=True)
@@ -210,15 +212,21 @@ def retrieve(
     fts_q = build_fts_query(query, "AND")
     operator: str | None = None
     t0 = time.perf_counter()
-    or_q: str | None = None
+    # Hybrid retrievals read a longer FTS ranking than the candidate list, to give
+    # vector candidates their text score too. FTS5 ranks every match for ORDER BY
+    # rank anyway, so the longer window costs only the rows handed back.
+    complete = options.mode == "hybrid" and provider is not None and store.dims is not None
+    window = max(limit, COMPLETE_WINDOW) if complete else limit
+    ranked: list[tuple[int, float]] = []
     if fts_q and store.fts_available and options.mode != "vector":
-        fts_hits = store.fts_search(fts_q, limit, options.sources)
+        ranked = store.fts_search(fts_q, window, options.sources)
         operator = "AND"
-        if not fts_hits:
+        if not ranked:
             or_q = _or_query(store, query)
             if or_q and or_q != fts_q:
-                fts_hits = store.fts_search(or_q, limit, options.sources)
+                ranked = store.fts_search(or_q, window, options.sources)
                 fts_q, operator = or_q, "OR"
+        fts_hits = ranked[:limit]
     t1 = time.perf_counter()
     vector_hits: list[tuple[int, float]] = []
     vector_error = None
@@ -236,13 +244,18 @@ def retrieve(
     ids = list(dict.fromkeys([i for i, _ in fts_hits] + [i for i, _ in vector_hits]))
     text_ranks: dict[int, float] = {}
     cosines: dict[int, float] = {}
-    if options.mode == "hybrid" and fts_q and qvec is not None and store.fts_available:
-        # Complete both sides for every candidate (≤ 2 × candidates lookups).
-        text_ranks = dict(fts_hits)
-        missing = [i for i in ids if i not in text_ranks]
-        if missing:
-            or_q = or_q or _or_query(store, query)
-            text_ranks.update(store.fts_ranks(or_q, missing) if or_q else {})
+    if complete and fts_q and qvec is not None and store.fts_available:
+        # Both sides for every candidate. Text: the bm25 rank from the window (a
+        # vector candidate that the AND query missed gets its OR rank, which for a
+        # chunk holding every word equals the AND rank); beyond the window a chunk
+        # counts as not matching. Vector: the cosine with its stored embedding.
+        window_ranks = dict(ranked)
+        if operator == "AND" and any(i not in window_ranks for i in ids):
+            or_q = _or_query(store, query)
+            if or_q and or_q != fts_q:
+                for cid, value in store.fts_search(or_q, window, options.sources):
+                    window_ranks.setdefault(cid, value)
+        text_ranks = {i: window_ranks[i] for i in ids if i in window_ranks}
         t3 = time.perf_counter()
         cosines = {i: float(s) for i, s in vector_hits}
         missing = [i for i in ids if i not in cosines]

@@ -397,24 +397,6 @@ class Store:
             params = [match, *sources, limit]
         return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
 
-    def fts_ranks(self, match: str, ids: Sequence[int]) -> dict[int, float]:
-        """bm25 rank of ``match`` for each of ``ids`` that matches it (others are absent).
-
-        Lets the search score a vector candidate on the text side too. One lookup
-        per id: FTS5 seeks each rowid in the doclists instead of ranking every match.
-        """
-        if not self.fts_available or not ids:
-            return {}
-        out: dict[int, float] = {}
-        for cid in ids:
-            rows = self.db.execute(
-                "select bm25(chunks_fts) from chunks_fts where chunks_fts match ? and rowid = ?",
-                (match, int(cid)),
-            )
-            if rows:
-                out[int(cid)] = float(rows[0][0])
-        return out
-
     def fts_row_count(self) -> int:
         """Rows in the FTS table (all sources: bm25's N), cached until the next write."""
         key = self._state_key()
