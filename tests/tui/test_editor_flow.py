@@ -27,7 +27,7 @@ def test_tree_edit_save_reindex_and_find(engine_factory, make_app, demo_dir) -> 
             assert tree.states["MEMORY.md"].chunks == 1
             await pilot.press("escape")  # search box → tree
             assert app.focused is tree
-            tree.select_rel("MEMORY.md")
+            assert tree.cursor_rel == "MEMORY.md"  # the first file, ready for Enter
             await pilot.press("enter")
             editor = app.editor_pane
             assert editor.rel == "MEMORY.md"

@@ -136,6 +136,8 @@ class MemoryTree(Tree[NodeData]):
         self._loaded = True
         if cursor_rel is not None:
             self.select_rel(cursor_rel, scroll=False)
+        elif self.cursor_line < 0 and states:
+            self.cursor_line = 0  # Enter works at once on the first file
 
     def relabel(self) -> None:
         """Redraw labels (theme change) without touching the structure."""

@@ -28,6 +28,7 @@ from textual.worker import get_current_worker
 
 from engine.core import Engine
 from engine.search import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
+from engine.settings import FUSIONS
 from tui import toggles
 from tui.format import bar_cells, location, num, signed_shift, stacked_bar, style_of
 from tui.messages import OpenLocation, ResultsShown, SearchFailed, SearchFinished
@@ -62,7 +63,7 @@ class SearchPane(Vertical):
             "Fusion",
             id="search.fusion",
             show=False,
-            tooltip="Cycle fusion: normalized → weighted → rrf",
+            tooltip="Cycle the fusion: " + " → ".join(FUSIONS),
         ),
         Binding(
             "f4", "toggle_mmr", "MMR", id="search.mmr", show=False, tooltip="MMR diversity on/off"
