@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,17 @@ def make_app(tmp_path: Path) -> Callable[..., MemdeckApp]:
         return MemdeckApp(engine, **kwargs)
 
     return make
+
+
+def drive(app: MemdeckApp, scenario: Callable[[Any], Awaitable[None]]) -> None:
+    """Run ``app`` headless at the fixed size, wait until it is ready, play ``scenario``."""
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await scenario(pilot)
+
+    asyncio.run(main())
 
 
 async def wait_for(pilot: Any, predicate: Callable[[], object], timeout: float = 10.0) -> None:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 
 from rich.console import Console
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Label, ProgressBar, RichLog, Sparkline, Static
 
 from engine.events import FileError, SearchTimed, SyncDone, SyncProgress, SyncStarted
 from engine.sync_service import SyncService
-from tests.tui.conftest import SIZE, ready, search, wait_for
+from tests.tui.conftest import drive, search, wait_for
 from tui.app import key_sections
 from tui.keymap import all_ids
 from tui.screens.help import HelpScreen
@@ -28,55 +28,51 @@ def plain(renderable: object, width: int = 200) -> str:
 def test_monitor_shows_index_facts_and_live_progress(fts_engine, make_app) -> None:
     app = make_app(fts_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await pilot.press("escape", "4")
-            monitor = app.monitor
-            facts = plain(monitor.query_one("#monitor-facts", Static).content)
-            st = fts_engine.status()
-            assert "provider   none  (FTS-only)" in facts
-            assert f"{st['files']} indexed / {st['files_on_disk']} on disk" in facts
-            assert f"binding    {st['binding']} · SQLite {st['sqlite_version']}" in facts
-            assert "~/state/memory/main.memdeck.sqlite" in facts
-            assert "fts5 (unicode61)" in facts
-            assert "not in use (memory.backend = builtin)" in plain(
-                monitor.query_one("#monitor-qmd", Static).content
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("escape", "4")
+        monitor = app.monitor
+        facts = plain(monitor.query_one("#monitor-facts", Static).content)
+        st = fts_engine.status()
+        assert "provider   none  (FTS-only)" in facts
+        assert f"{st['files']} indexed / {st['files_on_disk']} on disk" in facts
+        assert f"binding    {st['binding']} · SQLite {st['sqlite_version']}" in facts
+        assert "~/state/memory/main.memdeck.sqlite" in facts
+        assert "fts5 (unicode61)" in facts
+        assert "not in use (memory.backend = builtin)" in plain(
+            monitor.query_one("#monitor-qmd", Static).content
+        )
+        # events from a worker thread reach the widgets through messages
+        bus = fts_engine.bus
+        done = threading.Event()
+
+        def publish() -> None:
+            bus.publish(SyncStarted(reason="reindex", full=True))
+            bus.publish(
+                SyncProgress("embed", 3, 10, 250, 1000, cache_hits=40, rate=125.0, eta_seconds=6.0)
             )
-            # events from a worker thread reach the widgets through messages
-            bus = fts_engine.bus
-            done = threading.Event()
+            bus.publish(FileError("memory/bad.md", "looks binary (NUL bytes), not indexed"))
+            bus.publish(SearchTimed("x", "fts", 12.5))
+            bus.publish(SearchTimed("y", "fts", 30.0))
+            done.set()
 
-            def publish() -> None:
-                bus.publish(SyncStarted(reason="reindex", full=True))
-                bus.publish(
-                    SyncProgress(
-                        "embed", 3, 10, 250, 1000, cache_hits=40, rate=125.0, eta_seconds=6.0
-                    )
-                )
-                bus.publish(FileError("memory/bad.md", "looks binary (NUL bytes), not indexed"))
-                bus.publish(SearchTimed("x", "fts", 12.5))
-                bus.publish(SearchTimed("y", "fts", 30.0))
-                done.set()
+        threading.Thread(target=publish).start()
+        await wait_for(pilot, done.is_set)
+        await wait_for(pilot, lambda: monitor.progress is not None and len(monitor.search_ms))
+        await wait_for(pilot, lambda: len(monitor.search_ms) == 2)
+        bar = monitor.query_one("#monitor-progress", ProgressBar)
+        assert (bar.total, bar.progress) == (1000, 250)
+        label = str(monitor.query_one("#monitor-progress-label", Label).content)
+        assert label == ("embedding 250/1000 chunks · 125 chunks/s · ETA 6.0 s · 40 cache hits")
+        assert monitor.query_one("#spark-search", Sparkline).data == [12.5, 30.0]
+        errors = monitor.query_one("#monitor-errors", RichLog)
+        assert any("memory/bad.md: looks binary" in line.text for line in errors.lines)
+        assert "⟳ syncing" in plain(app.query_one("#topbar", Static).content)
+        bus.publish(SyncDone("reindex", True, 10, 0, 1000, 40, 2.5, at=1_700_000_000.0))
+        await wait_for(pilot, lambda: monitor.progress is None and monitor.sync_durations)
+        assert list(monitor.sync_durations) == [2.5]
+        assert (bar.total, bar.progress) == (1, 1)
 
-            threading.Thread(target=publish).start()
-            await wait_for(pilot, done.is_set)
-            await wait_for(pilot, lambda: monitor.progress is not None and len(monitor.search_ms))
-            await wait_for(pilot, lambda: len(monitor.search_ms) == 2)
-            bar = monitor.query_one("#monitor-progress", ProgressBar)
-            assert (bar.total, bar.progress) == (1000, 250)
-            label = str(monitor.query_one("#monitor-progress-label", Label).content)
-            assert label == ("embedding 250/1000 chunks · 125 chunks/s · ETA 6.0 s · 40 cache hits")
-            assert monitor.query_one("#spark-search", Sparkline).data == [12.5, 30.0]
-            errors = monitor.query_one("#monitor-errors", RichLog)
-            assert any("memory/bad.md: looks binary" in line.text for line in errors.lines)
-            assert "⟳ syncing" in plain(app.query_one("#topbar", Static).content)
-            bus.publish(SyncDone("reindex", True, 10, 0, 1000, 40, 2.5, at=1_700_000_000.0))
-            await wait_for(pilot, lambda: monitor.progress is None and monitor.sync_durations)
-            assert list(monitor.sync_durations) == [2.5]
-            assert (bar.total, bar.progress) == (1, 1)
-
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app) -> None:
@@ -96,92 +92,86 @@ def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app) -> None:
         "last_failure": "2026-03-15T09:29:00",
     }
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            status = dict(app.status)
-            status.update(
-                backend="qmd",
-                fallback="builtin",
-                fallback_reason="qmd timed out after 4000 ms",
-                qmd=qmd_status,
-            )
-            app.monitor.show_status(status)
-            text = plain(app.monitor.query_one("#monitor-qmd", Static).content)
-            assert "serving from builtin: qmd timed out after 4000 ms" in text
-            assert "/opt/qmd/bin/qmd · mode search" in text
-            assert "7 (2 fell back)" in text
-            assert "memory-main (/ws)" in text
-            assert "at=2026-03-15T09:00:00, ok=True, duration_s=1.2" in text
-            assert "last embed    not yet" in text
+    async def go(pilot: Pilot) -> None:
+        status = dict(app.status)
+        status.update(
+            backend="qmd",
+            fallback="builtin",
+            fallback_reason="qmd timed out after 4000 ms",
+            qmd=qmd_status,
+        )
+        app.monitor.show_status(status)
+        text = plain(app.monitor.query_one("#monitor-qmd", Static).content)
+        assert "serving from builtin: qmd timed out after 4000 ms" in text
+        assert "/opt/qmd/bin/qmd · mode search" in text
+        assert "7 (2 fell back)" in text
+        assert "memory-main (/ws)" in text
+        assert "at=2026-03-15T09:00:00, ok=True, duration_s=1.2" in text
+        assert "last embed    not yet" in text
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
     ui = UISettings(keymap={"search.focus": "ctrl+k", "search.mode": "f10", "bogus.id": "x"})
     app = make_app(fts_engine, ui_settings=ui)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            # one notification names the bad keymap entry
-            assert app.startup_notice == "keymap: unknown binding id 'bogus.id'"
-            await pilot.press("escape")  # to the tree
-            await pilot.press("f1")
-            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
-            table = app.screen.query_one("#help-table", DataTable)
-            rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
-            ids = {r[3] for r in rows}
-            assert set(all_ids(key_sections())) <= ids
-            by_id = {r[3]: r for r in rows}
-            assert by_id["search.focus"][1] == "ctrl+k"
-            assert by_id["search.mode"][1] == "f10"
-            assert by_id["editor.save"][1] == "ctrl+s"
-            assert by_id["app.help"][1] == "f1 ?"
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
-            # the remapped keys work, the old one no longer does
-            await pilot.press("slash")
-            assert app.focused is app.memory_tree
-            await pilot.press("ctrl+k")
-            assert app.focused is app.search_pane.query_one("#search-input", Input)
-            await search(pilot, "invoice cron")
-            await pilot.press("f10")
-            assert app.search_pane.options.mode == "fts" and app.search_pane.outcome.mode == "fts"
-            toggles = plain(app.search_pane.query_one("#search-toggles", Static).content)
-            assert toggles.startswith("F10")
+    async def go(pilot: Pilot) -> None:
+        # one notification names the bad keymap entry
+        assert app.startup_notice == "keymap: unknown binding id 'bogus.id'"
+        await pilot.press("escape")  # to the tree
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        table = app.screen.query_one("#help-table", DataTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        ids = {r[3] for r in rows}
+        assert set(all_ids(key_sections())) <= ids
+        by_id = {r[3]: r for r in rows}
+        assert by_id["search.focus"][1] == "ctrl+k"
+        assert by_id["search.mode"][1] == "f10"
+        assert by_id["editor.save"][1] == "ctrl+s"
+        assert by_id["app.help"][1] == "f1 ?"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        # the remapped keys work, the old one no longer does
+        await pilot.press("slash")
+        assert app.focused is app.memory_tree
+        await pilot.press("ctrl+k")
+        assert app.focused is app.search_pane.query_one("#search-input", Input)
+        await search(pilot, "invoice cron")
+        await pilot.press("f10")
+        assert app.search_pane.options.mode == "fts" and app.search_pane.outcome.mode == "fts"
+        toggles = plain(app.search_pane.query_one("#search-toggles", Static).content)
+        assert toggles.startswith("F10")
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_command_palette_runs_state_aware_commands(fts_engine, make_app) -> None:
     app = make_app(fts_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            from tui.commands import palette_commands
+    async def go(pilot: Pilot) -> None:
+        from tui.commands import palette_commands
 
-            titles = [c.title for c in palette_commands(app)]
-            assert "Search: MMR on" in titles and "Search: switch mode to FTS-only" in titles
-            assert "Open: MEMORY.md" in titles
-            assert not any(t.startswith("Editor: save") for t in titles)
-            await pilot.press("ctrl+p")
-            await pilot.pause()
-            await pilot.press(*"MMR on")
-            await pilot.pause(0.3)
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: app.search_pane.options.mmr_enabled)
-            titles = [c.title for c in palette_commands(app)]
-            assert "Search: MMR off" in titles
-            app.open_location("memory/2026-03-15.md")
-            await pilot.pause()
-            titles = [c.title for c in palette_commands(app)]
-            assert "Editor: allow editing memory/2026-03-15.md" in titles
-            assert "Editor: save memory/2026-03-15.md" in titles
+        titles = [c.title for c in palette_commands(app)]
+        assert "Search: MMR on" in titles and "Search: switch mode to FTS-only" in titles
+        assert "Open: MEMORY.md" in titles
+        assert not any(t.startswith("Editor: save") for t in titles)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"MMR on")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.search_pane.options.mmr_enabled)
+        titles = [c.title for c in palette_commands(app)]
+        assert "Search: MMR off" in titles
+        app.open_location("memory/2026-03-15.md")
+        await pilot.pause()
+        titles = [c.title for c in palette_commands(app)]
+        assert "Editor: allow editing memory/2026-03-15.md" in titles
+        assert "Editor: save memory/2026-03-15.md" in titles
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_themes_from_files_with_one_notice_for_bad_ones(fts_engine, make_app, tmp_path) -> None:
@@ -195,35 +185,31 @@ def test_themes_from_files_with_one_notice_for_bad_ones(fts_engine, make_app, tm
     ui = UISettings(theme="sea")
     app = make_app(fts_engine, ui_settings=ui, themes_from=[BUNDLED_THEMES_DIR, themes])
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            assert app.theme == "sea"
-            assert app.theme_variables["score-vector"] == "#00ffaa"
-            assert app.theme_variables["score-text"]  # default filled in
-            notices = [n for n in app._notifications if n.title == "memdeck settings"]
-            assert len(notices) == 1
-            assert "broken.toml: primary" in notices[0].message
-            assert "bad2.toml: not valid TOML" in notices[0].message
-            await pilot.press("escape", "ctrl+t")
-            assert app.theme == "memdeck-light"
-            await pilot.press("ctrl+t")
-            assert app.theme == "memdeck-dark"
+    async def go(pilot: Pilot) -> None:
+        assert app.theme == "sea"
+        assert app.theme_variables["score-vector"] == "#00ffaa"
+        assert app.theme_variables["score-text"]  # default filled in
+        notices = [n for n in app._notifications if n.title == "memdeck settings"]
+        assert len(notices) == 1
+        assert "broken.toml: primary" in notices[0].message
+        assert "bad2.toml: not valid TOML" in notices[0].message
+        await pilot.press("escape", "ctrl+t")
+        assert app.theme == "memdeck-light"
+        await pilot.press("ctrl+t")
+        assert app.theme == "memdeck-dark"
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_missing_theme_falls_back_to_textual(fts_engine, make_app, tmp_path: Path) -> None:
     app = make_app(fts_engine, ui_settings=UISettings(theme="memdeck-dark"), themes_from=[])
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            assert app.theme == "textual-dark"
-            assert app.theme_variables["score-final"] == "#e5c07b"
-            assert "theme 'memdeck-dark' not found" in app.startup_notice
+    async def go(pilot: Pilot) -> None:
+        assert app.theme == "textual-dark"
+        assert app.theme_variables["score-final"] == "#e5c07b"
+        assert "theme 'memdeck-dark' not found" in app.startup_notice
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_quit_stops_the_sync_service_and_workers(engine_factory, make_app) -> None:
@@ -231,16 +217,15 @@ def test_quit_stops_the_sync_service_and_workers(engine_factory, make_app) -> No
     service = SyncService(engine, debounce=0.1)
     app = make_app(engine, sync_service=service)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await wait_for(pilot, lambda: service.state.watching)
-            threads = list(service._threads)
-            assert threads and all(t.is_alive() for t in threads)
-            await pilot.press("ctrl+q")
-        return threads
+    threads: list[threading.Thread] = []
 
-    threads = asyncio.run(go())
+    async def go(pilot: Pilot) -> None:
+        await wait_for(pilot, lambda: service.state.watching)
+        threads.extend(service._threads)
+        assert threads and all(t.is_alive() for t in threads)
+        await pilot.press("ctrl+q")
+
+    drive(app, go)
     assert app.return_code == 0
     assert not service.started
     assert not any(t.is_alive() for t in threads)
@@ -253,21 +238,19 @@ def test_other_screens_open_from_the_palette_and_block_pane_keys(fts_engine, mak
 
     app = make_app(fts_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await pilot.press("escape")  # focus the tree
-            app.action_promotion_queue()
-            await wait_for(pilot, lambda: isinstance(app.screen, PromotionQueueScreen))
-            assert app.check_action("focus_search", ()) is False
-            await pilot.press("slash", "2")
-            assert app.query_one("#panes").active == "pane-search"  # untouched underneath
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: app.screen is app.default_screen)
-            app.action_sessions_view()
-            await wait_for(pilot, lambda: isinstance(app.screen, SessionsViewScreen))
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: app.screen is app.default_screen)
-            assert app.check_action("focus_search", ()) is True
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("escape")  # focus the tree
+        app.action_promotion_queue()
+        await wait_for(pilot, lambda: isinstance(app.screen, PromotionQueueScreen))
+        assert app.check_action("focus_search", ()) is False
+        await pilot.press("slash", "2")
+        assert app.query_one("#panes").active == "pane-search"  # untouched underneath
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.default_screen)
+        app.action_sessions_view()
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionsViewScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.default_screen)
+        assert app.check_action("focus_search", ()) is True
 
-    asyncio.run(go())
+    drive(app, go)

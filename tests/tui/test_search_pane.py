@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from rich.console import Console
+from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from engine.search import rank
 from tests.engine_fixtures import write
-from tests.tui.conftest import SIZE, TODAY, ready, search, wait_for
+from tests.tui.conftest import TODAY, drive, search, wait_for
 from tui.messages import SearchFinished
 
 
@@ -22,111 +21,105 @@ def plain(renderable: object, width: int = 220) -> str:
 def test_typing_ranks_results_and_explains_the_top_one(hybrid_engine, make_app) -> None:
     app = make_app(hybrid_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await search(pilot, "cat medication")
-            pane = app.search_pane
-            expected = hybrid_engine.search("cat medication", pane.options, today=TODAY)
-            got = pane.outcome
-            assert got is not None and got.mode == "hybrid"
-            assert [(c.path, c.start_line, round(c.score, 6)) for c in got.results] == [
-                (c.path, c.start_line, round(c.score, 6)) for c in expected.results
-            ]
-            assert got.results[0].path == "MEMORY.md"  # cat + methimazole tablet
-            table = pane.query_one("#results", DataTable)
-            assert table.row_count == len(expected.results)
-            first = [cell.plain for cell in table.get_row_at(0)]
-            assert first[0] == "1"
-            assert first[1].endswith(f"{expected.results[0].score:.3f}")
-            assert first[2].endswith(f"{expected.results[0].vector_score:.2f}")
-            assert first[-1].startswith("MEMORY.md:")
-            text = plain(pane.query_one("#breakdown-body", Static).content)
-            assert expected.results[0].formula() in text
-            assert "FTS list" in text and "vector list (cosine)" in text
-            # every candidate list entry of the retrieval is shown (up to 12 rows)
-            assert f"{got.retrieval.vector_hits[0][1]:.3f}" in text
+    async def go(pilot: Pilot) -> None:
+        await search(pilot, "cat medication")
+        pane = app.search_pane
+        expected = hybrid_engine.search("cat medication", pane.options, today=TODAY)
+        got = pane.outcome
+        assert got is not None and got.mode == "hybrid"
+        assert [(c.path, c.start_line, round(c.score, 6)) for c in got.results] == [
+            (c.path, c.start_line, round(c.score, 6)) for c in expected.results
+        ]
+        assert got.results[0].path == "MEMORY.md"  # cat + methimazole tablet
+        table = pane.query_one("#results", DataTable)
+        assert table.row_count == len(expected.results)
+        first = [cell.plain for cell in table.get_row_at(0)]
+        assert first[0] == "1"
+        assert first[1].endswith(f"{expected.results[0].score:.3f}")
+        assert first[2].endswith(f"{expected.results[0].vector_score:.2f}")
+        assert first[-1].startswith("MEMORY.md:")
+        text = plain(pane.query_one("#breakdown-body", Static).content)
+        assert expected.results[0].formula() in text
+        assert "FTS list" in text and "vector list (cosine)" in text
+        # every candidate list entry of the retrieval is shown (up to 12 rows)
+        assert f"{got.retrieval.vector_hits[0][1]:.3f}" in text
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_why_not_lists_every_dropped_candidate_with_its_reason(hybrid_engine, make_app) -> None:
     app = make_app(hybrid_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await search(pilot, "cat medication")
-            pane = app.search_pane
-            await pilot.press("f8")
-            assert pane.query_one("#detail-tabs", TabbedContent).active == "tab-whynot"
-            whynot = pane.query_one("#whynot", DataTable)
-            dropped = pane.outcome.dropped
-            assert dropped, "the demo has low-scoring vector candidates"
-            assert whynot.row_count == len(dropped)
-            reasons = [whynot.get_row_at(i)[3].plain for i in range(whynot.row_count)]
-            assert reasons == [c.dropped for c in dropped]
-            assert all(r.startswith(("score ", "cut: ")) for r in reasons)
-            whynot.focus()
-            await pilot.pause()
-            detail = plain(pane.query_one("#whynot-detail", Static).content)
-            assert dropped[0].formula() in detail and dropped[0].dropped in detail
+    async def go(pilot: Pilot) -> None:
+        await search(pilot, "cat medication")
+        pane = app.search_pane
+        await pilot.press("f8")
+        assert pane.query_one("#detail-tabs", TabbedContent).active == "tab-whynot"
+        whynot = pane.query_one("#whynot", DataTable)
+        dropped = pane.outcome.dropped
+        assert dropped, "the demo has low-scoring vector candidates"
+        assert whynot.row_count == len(dropped)
+        reasons = [whynot.get_row_at(i)[3].plain for i in range(whynot.row_count)]
+        assert reasons == [c.dropped for c in dropped]
+        assert all(r.startswith(("score ", "cut: ")) for r in reasons)
+        whynot.focus()
+        await pilot.pause()
+        detail = plain(pane.query_one("#whynot-detail", Static).content)
+        assert dropped[0].formula() in detail and dropped[0].dropped in detail
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_toggles_rerank_the_cached_retrieval_without_querying(hybrid_engine, make_app) -> None:
     provider = hybrid_engine.provider
     app = make_app(hybrid_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await search(pilot, "cat medication")
-            pane = app.search_pane
-            retrieval = pane.retrieval
-            calls = provider.calls
-            hybrid_top = pane.outcome.results[0].score
+    async def go(pilot: Pilot) -> None:
+        await search(pilot, "cat medication")
+        pane = app.search_pane
+        retrieval = pane.retrieval
+        calls = provider.calls
+        hybrid_top = pane.outcome.results[0].score
 
-            await pilot.press("f2")  # hybrid → FTS-only
-            assert pane.options.mode == "fts" and pane.outcome.mode == "fts"
-            fts = rank(retrieval, pane.options, TODAY)
-            assert [c.chunk_id for c in pane.outcome.results] == [c.chunk_id for c in fts.results]
-            assert all(c.vector_weight == 0.0 for c in pane.outcome.candidates)
-            await pilot.press("f2")  # → vector-only
-            assert pane.outcome.mode == "vector"
-            assert all(c.text_weight == 0.0 for c in pane.outcome.candidates)
-            await pilot.press("f2")  # → hybrid again
-            assert pane.outcome.results[0].score == hybrid_top
+        await pilot.press("f2")  # hybrid → FTS-only
+        assert pane.options.mode == "fts" and pane.outcome.mode == "fts"
+        fts = rank(retrieval, pane.options, TODAY)
+        assert [c.chunk_id for c in pane.outcome.results] == [c.chunk_id for c in fts.results]
+        assert all(c.vector_weight == 0.0 for c in pane.outcome.candidates)
+        await pilot.press("f2")  # → vector-only
+        assert pane.outcome.mode == "vector"
+        assert all(c.text_weight == 0.0 for c in pane.outcome.candidates)
+        await pilot.press("f2")  # → hybrid again
+        assert pane.outcome.results[0].score == hybrid_top
 
-            await pilot.press("f7")  # more vector weight
-            assert (pane.options.vector_weight, pane.options.text_weight) == (0.8, 0.2)
-            assert pane.outcome.results[0].vector_weight == 0.8
-            await pilot.press("f3")  # normalized → weighted
-            assert pane.outcome.fusion == "weighted"
-            top = pane.outcome.results[0]
-            assert top.text_component == top.text_score  # raw scores, no normalisation
-            await pilot.press("f4")  # MMR on
-            assert pane.options.mmr_enabled
-            assert all(c.mmr_position is not None for c in pane.outcome.candidates)
-            await pilot.press("f5")  # decay on
-            daily = [c for c in pane.outcome.candidates if c.path.startswith("memory/2026")]
-            assert daily and all(c.age_days is not None for c in daily)
-            ages = {c.path: (c.age_days, round(c.decay_multiplier, 4)) for c in daily}
-            assert ages["memory/2026-03-15.md"] == (0.0, 1.0)  # today: no decay
-            assert ages["memory/2026-03-06.md"] == (
-                9.0,
-                round(0.5 ** (9 / 30), 4),
-            )
-            assert all(c.age_days is None for c in pane.outcome.candidates if c.path == "MEMORY.md")
-            # none of this touched the index or the embedder
-            assert pane.retrieval is retrieval
-            assert provider.calls == calls
-            toggles_text = plain(pane.query_one("#search-toggles", Static).content)
-            assert "weighted" in toggles_text and "MMR on" in toggles_text
-            assert "decay on 30 d" in toggles_text and "0.80/0.20" in toggles_text
+        await pilot.press("f7")  # more vector weight
+        assert (pane.options.vector_weight, pane.options.text_weight) == (0.8, 0.2)
+        assert pane.outcome.results[0].vector_weight == 0.8
+        await pilot.press("f3")  # normalized → weighted
+        assert pane.outcome.fusion == "weighted"
+        top = pane.outcome.results[0]
+        assert top.text_component == top.text_score  # raw scores, no normalisation
+        await pilot.press("f4")  # MMR on
+        assert pane.options.mmr_enabled
+        assert all(c.mmr_position is not None for c in pane.outcome.candidates)
+        await pilot.press("f5")  # decay on
+        daily = [c for c in pane.outcome.candidates if c.path.startswith("memory/2026")]
+        assert daily and all(c.age_days is not None for c in daily)
+        ages = {c.path: (c.age_days, round(c.decay_multiplier, 4)) for c in daily}
+        assert ages["memory/2026-03-15.md"] == (0.0, 1.0)  # today: no decay
+        assert ages["memory/2026-03-06.md"] == (
+            9.0,
+            round(0.5 ** (9 / 30), 4),
+        )
+        assert all(c.age_days is None for c in pane.outcome.candidates if c.path == "MEMORY.md")
+        # none of this touched the index or the embedder
+        assert pane.retrieval is retrieval
+        assert provider.calls == calls
+        toggles_text = plain(pane.query_one("#search-toggles", Static).content)
+        assert "weighted" in toggles_text and "MMR on" in toggles_text
+        assert "decay on 30 d" in toggles_text and "0.80/0.20" in toggles_text
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_enter_opens_the_hit_in_the_editor_at_its_line(engine_factory, demo_dir, make_app) -> None:
@@ -136,71 +129,65 @@ def test_enter_opens_the_hit_in_the_editor_at_its_line(engine_factory, demo_dir,
     engine = engine_factory(None)
     app = make_app(engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await search(pilot, "flowerpot")
-            hit = app.search_pane.outcome.results[0]
-            assert hit.path == "memory/projects/house.md" and hit.start_line > 1
-            await pilot.press("enter")
-            await pilot.pause()
-            editor = app.editor_pane
-            assert editor.rel == "memory/projects/house.md"
-            assert editor.area.cursor_location == (hit.start_line - 1, 0)
-            assert app.query_one("#panes", TabbedContent).active == "pane-editor"
-            assert app.focused is editor.area
-            assert app.memory_tree.cursor_rel == "memory/projects/house.md"
+    async def go(pilot: Pilot) -> None:
+        await search(pilot, "flowerpot")
+        hit = app.search_pane.outcome.results[0]
+        assert hit.path == "memory/projects/house.md" and hit.start_line > 1
+        await pilot.press("enter")
+        await pilot.pause()
+        editor = app.editor_pane
+        assert editor.rel == "memory/projects/house.md"
+        assert editor.area.cursor_location == (hit.start_line - 1, 0)
+        assert app.query_one("#panes", TabbedContent).active == "pane-editor"
+        assert app.focused is editor.area
+        assert app.memory_tree.cursor_rel == "memory/projects/house.md"
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_stale_results_are_ignored_and_the_last_query_wins(fts_engine, make_app) -> None:
     app = make_app(fts_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            await pilot.press(*"porto train")
-            pane = app.search_pane
-            await wait_for(pilot, lambda: pane.outcome and pane.outcome.query == "porto train")
-            await pilot.pause(0.2)
-            assert pane.outcome.query == "porto train"
-            assert pane.shown <= len("porto train")  # stale keystrokes never drew
-            shown = pane.shown
-            old = fts_engine.search("porto", pane.options)
-            pane.post_message(SearchFinished(pane.generation - 1, old))
-            await pilot.pause()
-            assert pane.shown == shown and pane.outcome.query == "porto train"
-            # clearing the box clears the results
-            inp = pane.query_one("#search-input", Input)
-            inp.value = ""
-            await pilot.pause()
-            assert pane.outcome is None and pane.query_one("#results", DataTable).row_count == 0
+    async def go(pilot: Pilot) -> None:
+        await pilot.press(*"porto train")
+        pane = app.search_pane
+        await wait_for(pilot, lambda: pane.outcome and pane.outcome.query == "porto train")
+        await pilot.pause(0.2)
+        assert pane.outcome.query == "porto train"
+        assert pane.shown <= len("porto train")  # stale keystrokes never drew
+        shown = pane.shown
+        old = fts_engine.search("porto", pane.options)
+        pane.post_message(SearchFinished(pane.generation - 1, old))
+        await pilot.pause()
+        assert pane.shown == shown and pane.outcome.query == "porto train"
+        # clearing the box clears the results
+        inp = pane.query_one("#search-input", Input)
+        inp.value = ""
+        await pilot.pause()
+        assert pane.outcome is None and pane.query_one("#results", DataTable).row_count == 0
 
-    asyncio.run(go())
+    drive(app, go)
 
 
 def test_slash_focuses_search_from_the_tree_and_escape_leaves(fts_engine, make_app) -> None:
     app = make_app(fts_engine)
 
-    async def go() -> None:
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            inp = app.search_pane.query_one("#search-input", Input)
-            assert app.focused is inp  # the start pane is search
-            await pilot.press("escape")  # no results yet → the tree
-            assert app.focused is app.memory_tree
-            await pilot.press("4")
-            assert app.query_one("#panes", TabbedContent).active == "pane-monitor"
-            await pilot.press("slash")
-            assert app.focused is inp
-            assert app.query_one("#panes", TabbedContent).active == "pane-search"
-            await pilot.press(*"invoice cron")
-            await wait_for(pilot, lambda: app.search_pane.outcome is not None)
-            await pilot.press("escape")  # with results → the results table
-            assert app.focused is app.search_pane.query_one("#results", DataTable)
-            await pilot.press("down", "enter")
-            second = app.search_pane.outcome.results[1]
-            assert app.editor_pane.rel == second.path
+    async def go(pilot: Pilot) -> None:
+        inp = app.search_pane.query_one("#search-input", Input)
+        assert app.focused is inp  # the start pane is search
+        await pilot.press("escape")  # no results yet → the tree
+        assert app.focused is app.memory_tree
+        await pilot.press("4")
+        assert app.query_one("#panes", TabbedContent).active == "pane-monitor"
+        await pilot.press("slash")
+        assert app.focused is inp
+        assert app.query_one("#panes", TabbedContent).active == "pane-search"
+        await pilot.press(*"invoice cron")
+        await wait_for(pilot, lambda: app.search_pane.outcome is not None)
+        await pilot.press("escape")  # with results → the results table
+        assert app.focused is app.search_pane.query_one("#results", DataTable)
+        await pilot.press("down", "enter")
+        second = app.search_pane.outcome.results[1]
+        assert app.editor_pane.rel == second.path
 
-    asyncio.run(go())
+    drive(app, go)
