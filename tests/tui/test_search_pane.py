@@ -154,7 +154,6 @@ def test_stale_results_are_ignored_and_the_last_query_wins(fts_engine, make_app)
         await wait_for(pilot, lambda: pane.outcome and pane.outcome.query == "porto train")
         await pilot.pause(0.2)
         assert pane.outcome.query == "porto train"
-        assert pane.shown <= len("porto train")  # stale keystrokes never drew
         shown = pane.shown
         old = fts_engine.search("porto", pane.options)
         pane.post_message(SearchFinished(pane.generation - 1, old))
