@@ -175,3 +175,21 @@ def test_files_the_editor_refuses(fts_engine, make_app, demo_dir) -> None:
         assert editor.area.text == "caf\ufffd au lait\n"
 
     drive(app, go)
+
+
+def test_undo_and_redo_in_the_editor(fts_engine, make_app, demo_dir) -> None:
+    app = make_app(fts_engine)
+    original = (demo_dir / "MEMORY.md").read_text(encoding="utf-8")
+
+    async def go(pilot: Pilot) -> None:
+        app.open_location("MEMORY.md")
+        await pilot.pause()
+        editor = app.editor_pane
+        await pilot.press(*"scratch")
+        assert editor.area.text == "scratch" + original and editor.modified
+        await pilot.press("ctrl+z")
+        assert editor.area.text == original and not editor.modified
+        await pilot.press("ctrl+y")
+        assert editor.area.text == "scratch" + original
+
+    drive(app, go)
