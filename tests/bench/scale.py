@@ -145,6 +145,34 @@ def latency_suite(
     return out
 
 
+def query_embed_latency(queries: list[str]) -> dict[str, Any]:
+    """MiniLM query embedding alone, with the provider's default threads and with one.
+
+    A 10-token query is too small to gain from two threads, and on a busy
+    2-core machine llama.cpp's threads wait on each other; one thread is steadier.
+    """
+    out: dict[str, Any] = {}
+    try:
+        probe = common.local_provider()
+    except SystemExit:
+        return out
+    from engine.embeddings.local import LocalProvider
+
+    path = Path(probe.path)  # type: ignore[attr-defined]
+    probe.close()
+    for label, threads in (("default threads", None), ("1 thread", 1)):
+        provider = LocalProvider(path, n_threads=threads)
+        provider.embed_query("warm up")
+        times = []
+        for q in queries:
+            t0 = time.perf_counter()
+            provider.embed_query(q)
+            times.append((time.perf_counter() - t0) * 1000)
+        out[label] = {**percentiles(times), "threads": provider.n_threads}
+        provider.close()
+    return out
+
+
 def newest_daily(ws: Path) -> Path:
     daily = sorted((ws / "memory").glob("*.md"))
     return daily[-1]
@@ -227,6 +255,8 @@ def child_size(n: int, seed: int, n_queries: int) -> dict[str, Any]:
     fts_engine.close()
     result["peak_rss_mb"] = round(vm_hwm_mb(), 1)
     qprov.close()
+    if n == min(SIZES):
+        result["query_embed"] = query_embed_latency(queries)
     return result
 
 
@@ -398,6 +428,13 @@ def tables(sizes: dict[int, dict[str, Any]], model: dict[str, Any] | None) -> di
         rows,
         title="Query latency, query embedding by MiniLM included",
     )
+    embed = next((r["query_embed"] for r in sizes.values() if r.get("query_embed")), None)
+    if embed:
+        out["query_embed"] = common.table(
+            ["MiniLM query embedding", "threads", "p50 ms", "p95 ms"],
+            [[k, v["threads"], v["p50"], v["p95"]] for k, v in embed.items()],
+            title="Query embedding alone (llama.cpp)",
+        )
     edit_rows = [
         [
             n,

@@ -17,6 +17,8 @@ latency runs (the benchmark output says so).
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import itertools
 import json
 import random
 import shutil
@@ -30,7 +32,7 @@ import regex
 from engine.chunking import chunk_markdown
 from engine.embeddings.base import ProgressCallback, normalize_rows
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 DEFAULT_SEED = 20240611
 #: files are about this many chunks long (a busy day's log at 400-token chunks)
 CHUNKS_PER_FILE = 5
@@ -145,19 +147,176 @@ TEMPLATES = [
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
 MONTHS = ["January", "March", "May", "July", "September", "November"]
 _WORD = regex.compile(r"[\p{L}\p{N}_]+")
+SYLLABLES = [
+    "ka",
+    "ri",
+    "mo",
+    "ne",
+    "ta",
+    "lu",
+    "si",
+    "vo",
+    "da",
+    "mi",
+    "ro",
+    "be",
+    "na",
+    "to",
+    "ze",
+    "la",
+    "ko",
+    "pe",
+    "yu",
+    "sa",
+    "fi",
+    "go",
+    "ha",
+    "ju",
+]
+MODIFIERS = [
+    "billing",
+    "search",
+    "mobile",
+    "data",
+    "incident",
+    "pricing",
+    "auth",
+    "release",
+    "design",
+    "support",
+    "invoice",
+    "metrics",
+    "offline",
+    "partner",
+    "payroll",
+    "onboarding",
+    "export",
+    "audit",
+    "forecast",
+    "routing",
+    "notification",
+    "ledger",
+    "catalog",
+    "checkout",
+    "loyalty",
+    "shipping",
+    "inventory",
+    "analytics",
+    "identity",
+    "archive",
+]
+NOUNS = [
+    "migration",
+    "revamp",
+    "pipeline",
+    "service",
+    "page",
+    "train",
+    "system",
+    "bot",
+    "API",
+    "dashboard",
+    "cleanup",
+    "rewrite",
+    "pilot",
+    "backfill",
+    "sync",
+    "portal",
+    "gateway",
+    "scheduler",
+    "report",
+    "integration",
+]
+TOPIC_NOUNS = [
+    "budget",
+    "review",
+    "rotation",
+    "planning",
+    "loop",
+    "contract",
+    "audit",
+    "escalation",
+    "roadmap",
+    "offsite",
+    "test",
+    "policy",
+    "retro",
+    "handover",
+    "forecast",
+]
+SYSTEM_KINDS = ["db", "queue", "cache", "api", "worker", "cluster", "proxy", "bucket"]
+#: Zipf exponent of entity popularity: a few names everywhere, a long tail of rare ones
+ZIPF_S = 1.07
 
 
-def _sentence(rng: random.Random, day: dt.date) -> str:
-    p, p2 = rng.sample(PEOPLE, 2)
-    s1, s2 = rng.sample(SYSTEMS, 2)
+class Vocabulary:
+    """Entity pools with Zipf-distributed popularity, built deterministically.
+
+    Real logs mention a few people and systems constantly and hundreds rarely.
+    With small uniform pools every entity would occur in nearly every 400-token
+    chunk, which makes keyword search look far slower (and vector search far
+    less discriminating) than on real notes.
+    """
+
+    def __init__(self, seed: int):
+        rng = random.Random(seed * 7 + 3)
+
+        def coined(count: int, head: list[str], make) -> list[str]:
+            out = list(head)
+            seen = set(out)
+            while len(out) < count:
+                word = make()
+                if word not in seen:
+                    seen.add(word)
+                    out.append(word)
+            return out
+
+        def name() -> str:
+            return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+
+        combos = [f"{m} {n}" for m in MODIFIERS for n in NOUNS]
+        rng.shuffle(combos)
+        topics = [f"{m} {n}" for m in MODIFIERS for n in TOPIC_NOUNS]
+        rng.shuffle(topics)
+        self.pools = {
+            "people": coined(600, PEOPLE, name),
+            "projects": PROJECTS + [c for c in combos if c not in PROJECTS],
+            "systems": coined(200, SYSTEMS, lambda: f"{name()} {rng.choice(SYSTEM_KINDS)}"),
+            "places": coined(200, PLACES, name),
+            "topics": TOPICS + [t for t in topics if t not in TOPICS][:300],
+        }
+        self.cum = {
+            key: list(itertools.accumulate(1.0 / (r + 1) ** ZIPF_S for r in range(len(pool))))
+            for key, pool in self.pools.items()
+        }
+
+    def pick(self, rng: random.Random, key: str) -> str:
+        return rng.choices(self.pools[key], cum_weights=self.cum[key])[0]
+
+    def pick2(self, rng: random.Random, key: str) -> tuple[str, str]:
+        a = self.pick(rng, key)
+        b = self.pick(rng, key)
+        while b == a:
+            b = self.pick(rng, key)
+        return a, b
+
+
+@functools.cache
+def vocabulary(seed: int) -> Vocabulary:
+    return Vocabulary(seed)
+
+
+def _sentence(rng: random.Random, day: dt.date, vocab: Vocabulary) -> str:
+    p, p2 = vocab.pick2(rng, "people")
+    s1, s2 = vocab.pick2(rng, "systems")
     return rng.choice(TEMPLATES).format(
         p=p,
         p2=p2,
-        proj=rng.choice(PROJECTS),
+        proj=vocab.pick(rng, "projects"),
         sys=s1,
         sys2=s2,
-        topic=rng.choice(TOPICS),
-        place=rng.choice(PLACES),
+        topic=vocab.pick(rng, "topics"),
+        place=vocab.pick(rng, "places"),
         food=rng.choice(FOODS),
         day=rng.choice(DAYS),
         month=rng.choice(MONTHS),
@@ -170,17 +329,18 @@ def _sentence(rng: random.Random, day: dt.date) -> str:
     )
 
 
-def daily_log(rng: random.Random, day: dt.date, target_chars: int) -> str:
+def daily_log(rng: random.Random, day: dt.date, target_chars: int, seed: int = DEFAULT_SEED) -> str:
     """One day's log: a title, then timestamped sections of bullet entries."""
+    vocab = vocabulary(seed)
     lines = [f"# {day.isoformat()}", ""]
     size = 0
     minute = 8 * 60 + rng.randint(0, 50)
     while size < target_chars:
         minute += rng.randint(5, 40)
-        head = f"## {minute // 60 % 24:02d}:{minute % 60:02d} — {rng.choice(TOPICS)}"
+        head = f"## {minute // 60 % 24:02d}:{minute % 60:02d} — {vocab.pick(rng, 'topics')}"
         lines.append(head)
         for _ in range(rng.randint(2, 6)):
-            entry = "- " + " ".join(_sentence(rng, day) for _ in range(rng.randint(1, 2)))
+            entry = "- " + " ".join(_sentence(rng, day, vocab) for _ in range(rng.randint(1, 2)))
             lines.append(entry)
             size += len(entry) + 1
         lines.append("")
@@ -241,7 +401,7 @@ def generate(
         rel, day = _layout(index, streams, start)
         index += 1
         size = int(max_chars * (CHUNKS_PER_FILE - 1) * rng.uniform(0.6, 1.4))
-        text = daily_log(rng, day, size)
+        text = daily_log(rng, day, size, seed)
         count = len(chunk_markdown(text, tokens, overlap))
         if total + count > n_chunks:
             text = _trim_to(text, n_chunks - total, tokens, overlap)
@@ -272,6 +432,7 @@ def _trim_to(text: str, chunks: int, tokens: int, overlap: int) -> str:
 def queries(n: int, seed: int = DEFAULT_SEED) -> list[str]:
     """Search queries in the style of an agent recalling something from its logs."""
     rng = random.Random(seed + 1)
+    vocab = vocabulary(seed)
     forms = [
         "when is the {sys} cut-over for the {proj}",
         "what did {p} say about the {topic}",
@@ -288,11 +449,11 @@ def queries(n: int, seed: int = DEFAULT_SEED) -> list[str]:
     for _ in range(n):
         out.append(
             rng.choice(forms).format(
-                sys=rng.choice(SYSTEMS),
-                proj=rng.choice(PROJECTS),
-                p=rng.choice(PEOPLE),
-                topic=rng.choice(TOPICS),
-                place=rng.choice(PLACES),
+                sys=vocab.pick(rng, "systems"),
+                proj=vocab.pick(rng, "projects"),
+                p=vocab.pick(rng, "people"),
+                topic=vocab.pick(rng, "topics"),
+                place=vocab.pick(rng, "places"),
             )
         )
     return out
