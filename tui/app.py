@@ -389,7 +389,8 @@ class MemdeckApp(App[int]):
                 desc = "no embeddings · FTS-only"
             else:
                 model = Path(str(st.get("model"))).name.removesuffix(".gguf")
-                desc = f"{provider} {model} {st.get('dims')}d · {st.get('mode')}"
+                dims = f" {st.get('dims')}d" if st.get("dims") else ""
+                desc = f"{provider} {model}{dims} · {st.get('mode')}"
             bar.append(f"  │ {desc}", style="dim")
             bar.append(f"  │ {st.get('files')} files · {st.get('chunks')} chunks", style="dim")
         if st.get("backend") == "qmd":
