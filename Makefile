@@ -2,9 +2,9 @@
 # a benchmark whose data or model is absent prints SKIP and exits 0.
 PY ?= .venv/bin/python
 
-.PHONY: bench bench-quality bench-locomo bench-cranfield bench-scale bench-scale-quick
+.PHONY: bench bench-quality bench-locomo bench-cranfield bench-scale bench-scale-quick bench-sync
 
-bench: bench-quality bench-scale
+bench: bench-quality bench-scale bench-sync
 
 bench-quality: bench-locomo bench-cranfield
 
@@ -20,3 +20,7 @@ bench-scale:
 # 1k and 10k chunks only, no MiniLM indexing run (a few minutes)
 bench-scale-quick:
 	$(PY) -m tests.bench.scale --sizes 1000,10000 --no-model
+
+# edit-to-searchable through the watcher (SyncService, 1.5 s debounce), 10k chunks
+bench-sync:
+	$(PY) -m tests.bench.bench_sync_latency
