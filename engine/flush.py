@@ -36,7 +36,6 @@ import datetime as dt
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -47,6 +46,7 @@ from engine.config import ConfigError, _Context, _Reader, _warn_unknown
 from engine.paths import sessions_dir
 from engine.settings import Settings
 from engine.tokens import estimate_chars_cost
+from engine.workspace import atomic_write_json
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 DEFAULT_SYSTEM_PROMPT = "Session nearing compaction. Store durable memories now."
@@ -255,23 +255,6 @@ def read_session_store(path: Path) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in doc.items() if isinstance(v, dict)}
 
 
-def _write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 # --------------------------------------------------------------------------- decisions
 
 #: Decision states, in the order the rule checks them.
@@ -471,7 +454,7 @@ class FlushPolicy:
             raise SessionStoreError(f"{self.store_path}: session {key!r} vanished")
         entry["memoryFlushAt"] = int((time.time() if at is None else at) * 1000)
         entry["memoryFlushCompactionCount"] = decision.compaction_count
-        _write_json_atomic(self.store_path, doc)
+        atomic_write_json(self.store_path, doc)
         return self.decision(key)
 
 

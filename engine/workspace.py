@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import os
 import stat
 import tempfile
@@ -294,6 +295,13 @@ def atomic_write(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_json(path: Path, doc: object) -> None:
+    """``atomic_write`` of a JSON state file as people read it: indented, UTF-8, one
+    final newline. Every state file memdeck keeps beside OpenClaw's is written so."""
+    text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    atomic_write(path, text.encode("utf-8"))
 
 
 def _walk_markdown(top: Path) -> Iterator[Path]:

@@ -34,7 +34,7 @@ from typing import Any
 
 from engine.dreaming.light import Candidate
 from engine.settings import Settings
-from engine.workspace import atomic_write, sha256_bytes
+from engine.workspace import atomic_write, atomic_write_json, sha256_bytes
 
 MEMORY_NAMES = ("MEMORY.md", "memory.md")
 SECTION_PREFIX = "## Promoted "
@@ -233,18 +233,18 @@ class DecisionStore:
             "text": candidate.text,
             "source": candidate.entry.ref,
         }
-        doc = {"version": DECISIONS_VERSION, "decisions": items}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode())
+        self._save(items)
 
     def forget(self, key: str) -> bool:
         items = self.load()
         if key not in items:
             return False
         del items[key]
-        doc = {"version": DECISIONS_VERSION, "decisions": items}
-        atomic_write(self.path, (json.dumps(doc, ensure_ascii=False, indent=2) + "\n").encode())
+        self._save(items)
         return True
+
+    def _save(self, items: dict[str, dict[str, Any]]) -> None:
+        atomic_write_json(self.path, {"version": DECISIONS_VERSION, "decisions": items})
 
 
 __all__ = [

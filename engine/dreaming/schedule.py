@@ -23,7 +23,7 @@ from croniter import croniter
 
 from engine.dreaming.config import DreamingSettings
 from engine.settings import Settings
-from engine.workspace import atomic_write
+from engine.workspace import atomic_write_json
 
 PHASES = ("light", "deep", "rem")
 
@@ -83,8 +83,7 @@ class ScheduleState:
 
     def save(self) -> None:
         doc = {"version": 1, "createdAt": self.created_at, "lastRun": self.last_run}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps(doc, indent=2) + "\n").encode())
+        atomic_write_json(self.path, doc)
 
     def mark(self, phase: str, at: dt.datetime) -> None:
         self.last_run[phase] = at.timestamp()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -28,6 +27,7 @@ import numpy as np
 
 from engine.embeddings.base import ProviderError
 from engine.settings import BatchSettings
+from engine.workspace import atomic_write
 
 MAX_FAILURES = 2
 #: jobs nobody asked about for this long are forgotten (provider windows are 12-24 h)
@@ -103,10 +103,7 @@ class JobRegistry:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(data).encode("utf-8"))
 
     def jobs(self, scope: str) -> list[dict]:
         with self._lock:

@@ -10,10 +10,12 @@ still checked against it.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import threading
 from pathlib import Path
+
+from engine.workspace import atomic_write
 
 
 class DimsMemo:
@@ -44,10 +46,6 @@ class DimsMemo:
             if data.get(scope) == dims:
                 return
             data[scope] = dims
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
-                os.replace(tmp, self.path)
-            except OSError:
-                pass  # read-only state dir: the memo is an optimisation only
+            # a read-only state dir is fine: the memo is an optimisation only
+            with contextlib.suppress(OSError):
+                atomic_write(self.path, json.dumps(data, sort_keys=True).encode("utf-8"))
