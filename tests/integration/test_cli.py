@@ -3,36 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_process import cli_env, run_cli
 from tests.engine_fixtures import write
 
 
 @pytest.fixture
 def cli(state_dir: Path, workspace_dir: Path):
-    env = {
-        **os.environ,
-        "OPENCLAW_STATE_DIR": str(state_dir),
-        "HOME": str(state_dir),
-        "MEMDECK_HOME": str(state_dir / "memdeck"),
-    }
-    env.pop("OPENAI_API_KEY", None)
-    env.pop("GEMINI_API_KEY", None)
+    env = cli_env(state_dir)
 
     def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "engine.cli", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            input=stdin,
-            timeout=120,
-        )
+        return run_cli(*args, env=env, stdin=stdin)
 
     write(workspace_dir, "MEMORY.md", "# Memory\n\nDana prefers flat white coffee.\n")
     write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\nAtlas rollback plan drafted.\n")

@@ -10,8 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,8 +19,8 @@ from engine.cli import main
 from engine.config import load_settings
 from engine.core import Engine
 from engine.recall import RecallEvent, count_events, query_key, record_events
+from tests.cli_process import run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 X = "The build cache lives on the NAS under /srv/cache #infra #build"
 Y = "Invoices are sent on the first Monday of each month #billing #finance"
 
@@ -177,14 +175,7 @@ def test_sessions_json_via_real_process(env):
     line = {"type": "message", "id": "a", "message": {"role": "user", "content": "x" * 394}}
     (sessions / "s1.jsonl").write_text(json.dumps(line) + "\n")
     (sessions / "sessions.json").write_text(json.dumps({"agent:main:main": {"sessionId": "s1"}}))
-    proc = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "sessions", "-w", str(ws), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=os.environ.copy(),
-        timeout=120,
-    )
+    proc = run_cli("sessions", "-w", str(ws), "--json", env=os.environ)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     (s,) = doc["sessions"]
@@ -197,12 +188,5 @@ def test_sessions_json_via_real_process(env):
     )
     assert doc["flush"]["systemPrompt"] == "Session nearing compaction. Store durable memories now."
     (sessions / "sessions.json").write_text("[1, 2")
-    bad = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "sessions", "-w", str(ws), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=os.environ.copy(),
-        timeout=120,
-    )
+    bad = run_cli("sessions", "-w", str(ws), "--json", env=os.environ)
     assert bad.returncode == 2 and "not valid JSON" in bad.stderr

@@ -4,14 +4,13 @@ openclaw.json (JSON5) that points each provider at a loopback test server."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.cli_process import cli_env, run_cli
+from tests.provider_servers import FAST_ENV as FAST
 from tests.provider_servers import TEST_KEY as KEY
 from tests.provider_servers import ProviderServer, Reply, always, write_notes
 
@@ -24,34 +23,14 @@ def server() -> Iterator[ProviderServer]:
 
 @pytest.fixture
 def run(state_dir: Path, workspace_dir: Path):
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
-        "OPENCLAW_STATE_DIR": str(state_dir),
-        "HOME": str(state_dir),
-        "MEMDECK_HOME": str(state_dir / "memdeck"),
-        "MEMDECK_REMOTE_BACKOFF_MS": "1",
-        "MEMDECK_REMOTE_TIMEOUT_S": "5",
-    }
+    env = cli_env(state_dir, FAST)
     write_notes(workspace_dir)
 
     def go(config: str, *args: str, extra_env: dict[str, str] | None = None):
         cfg = state_dir / "openclaw.json"
         cfg.write_text(config, encoding="utf-8")
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "engine.cli",
-                *args,
-                "--config",
-                str(cfg),
-                "-w",
-                str(workspace_dir),
-            ],
-            capture_output=True,
-            text=True,
-            env={**env, **(extra_env or {})},
-            timeout=120,
+        return run_cli(
+            *args, "--config", str(cfg), "-w", str(workspace_dir), env={**env, **(extra_env or {})}
         )
 
     return go
