@@ -60,17 +60,24 @@ def make_settings(state_dir: Path, workspace_dir: Path) -> Callable[..., Setting
 
 
 @pytest.fixture
-def make_engine(make_settings: Callable[..., Settings]) -> Iterator[Callable[..., Engine]]:
-    engines: list[Engine] = []
+def engines() -> Iterator[list[Engine]]:
+    """Engines a test opened; each is closed at teardown, so no index stays open."""
+    opened: list[Engine] = []
+    yield opened
+    for engine in opened:
+        engine.close()
 
+
+@pytest.fixture
+def make_engine(
+    make_settings: Callable[..., Settings], engines: list[Engine]
+) -> Callable[..., Engine]:
     def make(provider: Any = None, **ms_changes: Any) -> Engine:
         engine = Engine(make_settings(**ms_changes), provider=provider)
         engines.append(engine)
         return engine
 
-    yield make
-    for engine in engines:
-        engine.close()
+    return make
 
 
 def write(root: Path, rel: str, text: str) -> Path:

@@ -38,9 +38,7 @@ def notes(workspace_dir: Path) -> Path:
 
 
 @pytest.fixture
-def build(make_settings) -> Iterator[Callable[..., Engine]]:
-    made: list[Engine] = []
-
+def build(make_settings, engines) -> Callable[..., Engine]:
     def make(provider: str, base_url: str, **ms: Any) -> Engine:
         batch = {"enabled": True, "poll_interval_ms": 5, **ms.pop("batch", {})}
         settings = make_settings(
@@ -53,12 +51,10 @@ def build(make_settings) -> Iterator[Callable[..., Engine]]:
             }
         )
         eng = Engine(settings, env=FAST)
-        made.append(eng)
+        engines.append(eng)
         return eng
 
-    yield make
-    for e in made:
-        e.close()
+    return make
 
 
 def doc_requests(server: ProviderServer) -> list[Any]:

@@ -44,9 +44,7 @@ def media(workspace_dir: Path) -> Path:
 
 
 @pytest.fixture
-def build(make_settings) -> Iterator[Callable[..., Engine]]:
-    made: list[Engine] = []
-
+def build(make_settings, engines) -> Callable[..., Engine]:
     def make(url: str, **ms: Any) -> Engine:
         changes: dict[str, Any] = {
             "provider": "gemini",
@@ -60,12 +58,10 @@ def build(make_settings) -> Iterator[Callable[..., Engine]]:
             **ms,
         }
         eng = Engine(make_settings(**changes), env=FAST)
-        made.append(eng)
+        engines.append(eng)
         return eng
 
-    yield make
-    for e in made:
-        e.close()
+    return make
 
 
 def media_requests(server: ProviderServer) -> list[Any]:

@@ -30,14 +30,6 @@ def notes(workspace_dir: Path) -> Path:
 
 
 @pytest.fixture
-def engines() -> Iterator[list[Engine]]:
-    made: list[Engine] = []
-    yield made
-    for e in made:
-        e.close()
-
-
-@pytest.fixture
 def build(make_settings, engines) -> Callable[..., Engine]:
     def make(
         provider: str,
