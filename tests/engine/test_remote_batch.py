@@ -57,6 +57,19 @@ def build(make_settings, engines) -> Callable[..., Engine]:
     return make
 
 
+@pytest.fixture
+def openai_wire(server: ProviderServer) -> Iterator[OpenAIStyleBatch]:
+    """OpenAI's batch wire on its own transport, for tests that drive BatchRunner directly."""
+    transport = HttpTransport(
+        headers={"Authorization": f"Bearer {KEY}"},
+        policy=RetryPolicy(base_delay=0.001),
+        redactor=Redactor([KEY]),
+        label="openai",
+    )
+    yield OpenAIStyleBatch(transport, server.url + "/v1", "text-embedding-3-small")
+    transport.close()
+
+
 def doc_requests(server: ProviderServer) -> list[Any]:
     """Direct embedding requests other than the one-text dimension probe."""
     return [
@@ -209,25 +222,17 @@ def test_wait_false_leaves_jobs_running_and_next_sync_collects(
     assert hybrid.mode == "hybrid" and hybrid.retrieval.vector_hits
 
 
-def test_concurrency_limits_jobs_in_flight(server, tmp_path) -> None:
-    transport = HttpTransport(
-        headers={"Authorization": f"Bearer {KEY}"},
-        policy=RetryPolicy(base_delay=0.001),
-        redactor=Redactor([KEY]),
-        label="openai",
-    )
-    wire = OpenAIStyleBatch(transport, server.url + "/v1", "text-embedding-3-small")
-    wire.max_items = 2
+def test_concurrency_limits_jobs_in_flight(openai_wire, server, tmp_path) -> None:
+    openai_wire.max_items = 2
     server.batch_polls_to_finish = 2
     settings = BatchSettings(enabled=True, concurrency=2, poll_interval_ms=1)
     registry = JobRegistry(tmp_path / "jobs.json")
-    runner = BatchRunner(wire, settings, registry, "openai|m|k")
+    runner = BatchRunner(openai_wire, settings, registry, "openai|m|k")
     texts = [f"text number {i}" for i in range(7)]
     outcome = runner.run(texts)
     assert sorted(outcome.vectors) == list(range(7)) and not outcome.pending
     assert len(server.jobs) == 4 and server.max_jobs_running == 2
     assert not (tmp_path / "jobs.json").exists()
-    transport.close()
 
 
 def test_damaged_registry_is_ignored(tmp_path) -> None:
@@ -241,22 +246,14 @@ def test_damaged_registry_is_ignored(tmp_path) -> None:
     assert not path.exists()
 
 
-def test_stale_jobs_for_texts_nobody_wants_are_forgotten(server, tmp_path) -> None:
-    transport = HttpTransport(
-        headers={"Authorization": f"Bearer {KEY}"},
-        policy=RetryPolicy(base_delay=0.001),
-        redactor=Redactor([KEY]),
-        label="openai",
-    )
-    wire = OpenAIStyleBatch(transport, server.url + "/v1", "text-embedding-3-small")
+def test_stale_jobs_for_texts_nobody_wants_are_forgotten(openai_wire, tmp_path) -> None:
     registry = JobRegistry(tmp_path / "jobs.json")
     registry.add("s", "batch_old", ["gone-key"], submitted_at=0.0)  # 1970: long stale
     registry.add("s", "batch_new", ["other-key"], submitted_at=1e12)  # not stale
     settings = BatchSettings(enabled=True, poll_interval_ms=1)
-    runner = BatchRunner(wire, settings, registry, "s", clock=lambda: 1e12 + 10)
+    runner = BatchRunner(openai_wire, settings, registry, "s", clock=lambda: 1e12 + 10)
     assert sorted(runner.run(["fresh text"]).vectors) == [0]
     assert [j["id"] for j in registry.jobs("s")] == ["batch_new"]
-    transport.close()
 
 
 def test_a_large_sync_is_one_job_not_one_per_flush(build, server, workspace_dir) -> None:
