@@ -10,15 +10,21 @@ kill or cancel a reindex while it is embedding.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from engine.embeddings.base import ProgressCallback
 from tests.bench import synthetic
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class HashEmbedder(synthetic.HashEmbedder):
@@ -45,6 +51,21 @@ class HashEmbedder(synthetic.HashEmbedder):
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
             return super().embed_query(text)
+
+
+def spawn_python(*args: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+    """``python ARGS`` started from the repository root, so ``tests.*`` imports by name,
+    with stdout piped as text: the test reads the lines the child prints to know when
+    to kill it or what it did."""
+    return subprocess.Popen(
+        [sys.executable, *args], stdout=subprocess.PIPE, text=True, cwd=REPO, env=env
+    )
+
+
+def kill_9(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL and reap: no handler, no ``finally`` runs — a crash, not a shutdown."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
 
 
 def wait_until(

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -13,6 +10,7 @@ from engine.core import Engine
 from engine.store import Store
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import write
+from tests.integration.sync_support import kill_9, spawn_python
 
 
 def paths_of(outcome) -> list[str]:
@@ -153,15 +151,10 @@ def test_kill_9_during_full_reindex_leaves_the_old_index_answering(
     eng.close()
     index = settings.index_path
     for delay in (0.05, 0.3, 0.8):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", REINDEX_SCRIPT, str(workspace_dir), str(state_dir)],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
+        proc = spawn_python("-c", REINDEX_SCRIPT, str(workspace_dir), str(state_dir))
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill_9(proc)
         store = Store(index)
         try:
             hits = store.fts_search('"quokka"', 5, ["memory"])

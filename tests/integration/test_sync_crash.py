@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 from engine.core import Engine
 from engine.lock import lock_holder, writer_lock
 from engine.store import Store
 from tests.engine_fixtures import write
-from tests.integration.sync_support import HashEmbedder
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.integration.sync_support import HashEmbedder, kill_9, spawn_python
 
 # A full reindex (FTS-only index -> hash embeddings) that reports each embedded batch.
 REINDEX = """
@@ -52,12 +46,7 @@ def test_killed_reindex_keeps_the_old_index_and_resumes_on_next_start(
     old.close()
     index = settings.index_path
 
-    proc = subprocess.Popen(
-        [sys.executable, "-c", REINDEX, str(workspace_dir), str(state_dir)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    proc = spawn_python("-c", REINDEX, str(workspace_dir), str(state_dir))
     assert proc.stdout is not None
     embedded = 0
     for line in proc.stdout:  # kill once a good part of the embeddings is paid for
@@ -66,8 +55,7 @@ def test_killed_reindex_keeps_the_old_index_and_resumes_on_next_start(
             break
     assert embedded >= 160, "the reindex ended before it could be killed"
     assert lock_holder(index) == proc.pid  # it held the writer lock
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_9(proc)
 
     # The old index still answers, and the killed build left its temp file behind.
     store = Store(index)
@@ -131,16 +119,10 @@ def test_kill_during_the_swap_leaves_one_whole_index(make_settings, workspace_di
     old.close()
     index = settings.index_path
     for delay in (0.0, 0.03, 0.1):  # before, during or after the copy
-        proc = subprocess.Popen(
-            [sys.executable, "-c", SWAP_KILL, str(workspace_dir), str(state_dir)],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-        )
+        proc = spawn_python("-c", SWAP_KILL, str(workspace_dir), str(state_dir))
         assert proc.stdout is not None and proc.stdout.readline().strip() == "swap"
         time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        kill_9(proc)
 
         # Whatever the moment, the live index is one whole build: the old FTS-only
         # one, or the new one with every chunk embedded; never a mix, never damaged.

@@ -13,8 +13,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,9 +20,7 @@ from engine.core import Engine
 from engine.store import Store
 from engine.workspace import sha256_bytes
 from tests.engine_fixtures import write
-from tests.integration.sync_support import wait_until
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.integration.sync_support import spawn_python, wait_until
 
 WRITER = """
 import json, sys
@@ -90,18 +86,14 @@ def test_two_writers_and_a_reader_never_corrupt_the_index(
 
     env = {**os.environ, "OPENCLAW_STATE_DIR": str(state_dir), "HOME": str(state_dir)}
 
-    def spawn(*args: str) -> subprocess.Popen[str]:
-        cmd = [sys.executable, *args]
-        return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env)
-
     common = [str(workspace_dir), str(state_dir), str(config)]
     stop_file = tmp_path / "stop-reader"
-    reader = spawn("-c", READER, *common, str(stop_file))
+    reader = spawn_python("-c", READER, *common, str(stop_file), env=env)
     assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
     cli = ["-m", "engine.cli", "watch", "--json", "--config", str(config)]
-    watcher = spawn(*cli, "--workspace", str(workspace_dir))
+    watcher = spawn_python(*cli, "--workspace", str(workspace_dir), env=env)
     writer_stop = tmp_path / "stop-writer"
-    writer = spawn("-c", WRITER, *common, str(writer_stop))
+    writer = spawn_python("-c", WRITER, *common, str(writer_stop), env=env)
     try:
         rng = random.Random(7)
         added: list[Path] = []
