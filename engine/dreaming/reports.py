@@ -41,20 +41,23 @@ def _short(text: str, limit: int = _TEXT_CHARS) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
+def _report(summary: str, bullets: list[str], none: str) -> list[str]:
+    """Every phase report's shape: an italic summary line, then one bullet per item,
+    or one bullet saying why there is none."""
+    return [f"_{summary}_", "", *(bullets or [f"- {none}"])]
+
+
 def render_light(result: LightResult, at: dt.datetime) -> str:
-    lines = [
-        f"_{at:%Y-%m-%d %H:%M} · {len(result.staged)} staged from {result.considered} entries"
-        f" · {len(result.merges)} near-duplicates folded_",
-        "",
+    summary = (
+        f"{at:%Y-%m-%d %H:%M} · {len(result.staged)} staged from {result.considered} entries"
+        f" · {len(result.merges)} near-duplicates folded"
+    )
+    bullets = [
+        f"- {_short(c.text)} — {c.recall_count} recalls, {c.unique_queries} queries"
+        f" ({', '.join(c.sources[:3])})"
+        for c in result.staged
     ]
-    for c in result.staged:
-        lines.append(
-            f"- {_short(c.text)} — {c.recall_count} recalls, {c.unique_queries} queries"
-            f" ({', '.join(c.sources[:3])})"
-        )
-    if not result.staged:
-        lines.append("- nothing recent to stage")
-    return "\n".join(lines)
+    return "\n".join(_report(summary, bullets, "nothing recent to stage"))
 
 
 def _proposal_line(p: Proposal) -> str:
@@ -65,16 +68,13 @@ def _proposal_line(p: Proposal) -> str:
 
 
 def render_deep(result: DeepResult, at: dt.datetime, written: list[str]) -> str:
-    lines = [
-        f"_{at:%Y-%m-%d %H:%M} · {len(result.proposed)} proposed, {len(result.recovered)} "
+    summary = (
+        f"{at:%Y-%m-%d %H:%M} · {len(result.proposed)} proposed, {len(result.recovered)} "
         f"recovered, health {result.health:.2f}"
         + (" (recovery ran)" if result.recovery_triggered else "")
-        + "_",
-        "",
-    ]
-    lines += [_proposal_line(p) for p in result.queue]
-    if not result.queue:
-        lines.append("- no candidate passed the gates")
+    )
+    bullets = [_proposal_line(p) for p in result.queue]
+    lines = _report(summary, bullets, "no candidate passed the gates")
     if written:
         lines += ["", f"Auto-written to MEMORY.md: {', '.join(written)}"]
     else:
@@ -83,16 +83,13 @@ def render_deep(result: DeepResult, at: dt.datetime, written: list[str]) -> str:
 
 
 def render_rem(result: RemResult, at: dt.datetime) -> str:
-    stamp = f"{at:%Y-%m-%d %H:%M}"
-    lines = [f"_{stamp} · {len(result.themes)} themes from {result.entries} entries_", ""]
-    for t in result.themes:
-        lines.append(
-            f"- {t.title} — strength {t.strength:.2f} ({t.support}/{t.union} entries: "
-            f"{', '.join(t.sources[:3])})"
-        )
-    if not result.themes:
-        lines.append("- no theme reached the strength threshold")
-    return "\n".join(lines)
+    summary = f"{at:%Y-%m-%d %H:%M} · {len(result.themes)} themes from {result.entries} entries"
+    bullets = [
+        f"- {t.title} — strength {t.strength:.2f} ({t.support}/{t.union} entries: "
+        f"{', '.join(t.sources[:3])})"
+        for t in result.themes
+    ]
+    return "\n".join(_report(summary, bullets, "no theme reached the strength threshold"))
 
 
 def replace_block(text: str, phase: str, body: str) -> str:
