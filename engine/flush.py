@@ -42,7 +42,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.config import ConfigError, _Context, _Reader, _warn_unknown
+from engine.config import ConfigError, _Reader, _warn_unknown
+from engine.config_blocks import settings_reader
 from engine.paths import sessions_dir
 from engine.settings import Settings
 from engine.tokens import estimate_chars_cost
@@ -97,14 +98,9 @@ def load_flush_settings(settings: Settings) -> FlushSettings:
     Raises :class:`ConfigError` (file, key path, expectation) for wrong types;
     unknown keys become warnings on the returned object.
     """
-    ctx = _Context(
-        file=settings.config_path,
-        base_dir=settings.config_path.parent if settings.config_path else Path.cwd(),
-        env=os.environ,
-    )
-    root = _Reader(settings.raw if isinstance(settings.raw, dict) else {}, {(): ""}, ctx)
+    root = settings_reader(settings)
     base = ("agents", "defaults", "compaction")
-    _warn_unknown(root.obj(base), _COMPACTION_KEYS, "agents.defaults.compaction", ctx)
+    _warn_unknown(root.obj(base), _COMPACTION_KEYS, "agents.defaults.compaction", root.ctx)
     defaults = FlushSettings()
     sandbox = _sandbox(root, settings.agent_id)
     cap = root.integer(("agents", "defaults", "contextTokens"), 0, lo=0)
@@ -121,7 +117,7 @@ def load_flush_settings(settings: Settings) -> FlushSettings:
         context_tokens_cap=cap or None,
         sandbox_mode=sandbox[0],
         workspace_access=sandbox[1],
-        warnings=tuple(ctx.warnings),
+        warnings=tuple(root.ctx.warnings),
     )
 
 

@@ -13,15 +13,14 @@ are interpreted more cautiously by memdeck, on purpose:
 
 from __future__ import annotations
 
-import os
 import zoneinfo
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from croniter import croniter
 
-from engine.config import _MISSING, ConfigError, _Context, _Reader, _warn_unknown
+from engine.config import _MISSING, ConfigError, _Reader
+from engine.config_blocks import block_reader, settings_reader
 from engine.settings import Settings
 
 ROOT = ("plugins", "entries", "memory-core", "config", "dreaming")
@@ -168,16 +167,9 @@ def load_dreaming_settings(settings: Settings) -> DreamingSettings:
     are :class:`ConfigError`\\ s naming the key; unknown keys and clamped
     numbers are warnings on the result.
     """
-    ctx = _Context(
-        file=settings.config_path,
-        base_dir=settings.config_path.parent if settings.config_path else Path.cwd(),
-        env=os.environ,
-    )
-    doc = settings.raw if isinstance(settings.raw, dict) else {}
-    root = _Reader(doc, {(): ""}, ctx)
-    block = root.obj(ROOT)
-    _warn_unknown(block, _KEYS, ROOT_WHERE, ctx)
-    r = _Reader(block, {(): ROOT_WHERE}, ctx)
+    root = settings_reader(settings)
+    r = block_reader(root.obj(ROOT), _KEYS, ROOT_WHERE, root.ctx)
+    ctx = r.ctx
     d = DreamingSettings()
     timezone = r.string(("timezone",))
     if timezone is not None:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from engine import paths
-from engine.config import _MISSING, ConfigError, _Context, _Reader, _warn_unknown
+from engine.config import _MISSING, ConfigError, _Reader
+from engine.config_blocks import block_reader, settings_reader
 from engine.settings import Settings
 
 SEARCH_MODES = ("search", "vsearch", "query")
@@ -29,6 +30,10 @@ SCOPE_ACTIONS = ("allow", "deny")
 CHAT_TYPES = ("direct", "group", "channel")
 
 _PATH_KEYS = dict.fromkeys(("name", "path", "pattern"))
+_SCOPE_RULE_KEYS = {
+    "action": None,
+    "match": dict.fromkeys(("channel", "chatType", "keyPrefix", "rawKeyPrefix")),
+}
 _KNOWN: dict[str, Any] = {
     "command": None,
     "searchMode": None,
@@ -136,12 +141,8 @@ def parse_duration_ms(text: str | float | int) -> int:
 
 def load_qmd_settings(settings: Settings, env: Mapping[str, str] = os.environ) -> QmdSettings:
     """Validate ``memory.qmd`` of *settings* (raises ConfigError, warns on the rest)."""
-    file = settings.config_path
-    ctx = _Context(file=file, base_dir=file.parent if file else Path.cwd(), env=env)
-    root = _Reader(settings.raw if isinstance(settings.raw, dict) else {}, {(): ""}, ctx)
-    block = root.obj(("memory", "qmd"))
-    _warn_unknown(block, _KNOWN, "memory.qmd", ctx)
-    q = _Reader(block, {(): "memory.qmd"}, ctx)
+    root = settings_reader(settings, env)
+    q = block_reader(root.obj(("memory", "qmd")), _KNOWN, "memory.qmd", root.ctx)
     d = QmdSettings()
     command = (q.string(("command",)) or d.command).strip() or d.command
     result = QmdSettings(
@@ -154,7 +155,7 @@ def load_qmd_settings(settings: Settings, env: Mapping[str, str] = os.environ) -
         limits=_limits(q),
         scope=_scope(q),
     )
-    return replace(result, warnings=tuple(ctx.warnings))
+    return replace(result, warnings=tuple(q.ctx.warnings))
 
 
 def _resolve(text: str, workspace: Path, env: Mapping[str, str]) -> Path:
@@ -179,8 +180,7 @@ def _paths(q: _Reader, workspace: Path, env: Mapping[str, str]) -> tuple[QmdPath
             item = {"path": item}
         if not isinstance(item, dict):
             raise q.ctx.type_error(item_where, "an object { path, name?, pattern? }", item)
-        _warn_unknown(item, _PATH_KEYS, item_where, q.ctx)
-        r = _Reader(item, {(): item_where}, q.ctx)
+        r = block_reader(item, _PATH_KEYS, item_where, q.ctx)
         text = r.string(("path",))
         if text is None or not text.strip():
             raise q.ctx.error(f"{item_where}.path", "expected a folder or file path, found nothing")
@@ -264,16 +264,7 @@ def _scope(q: _Reader) -> ScopeSettings:
         item_where = f"{where}[{i}]"
         if not isinstance(item, dict):
             raise q.ctx.type_error(item_where, "an object { action, match }", item)
-        _warn_unknown(
-            item,
-            {
-                "action": None,
-                "match": dict.fromkeys(("channel", "chatType", "keyPrefix", "rawKeyPrefix")),
-            },
-            item_where,
-            q.ctx,
-        )
-        r = _Reader(item, {(): item_where}, q.ctx)
+        r = block_reader(item, _SCOPE_RULE_KEYS, item_where, q.ctx)
         action = r.choice(("action",), SCOPE_ACTIONS, "")
         if not action:
             raise q.ctx.error(f"{item_where}.action", 'expected "allow" or "deny", found nothing')
