@@ -33,10 +33,12 @@ plus filler: Z (lunch), TLS reminder on 03-30 and 03-31 (+"please", 0.9),
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 
+from engine.core import Engine
 from engine.dreaming.entries import split_entries
-from engine.recall import RecallEvent, query_key
+from engine.recall import RecallEvent, query_key, record_events
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 3, 31, 12, 0, tzinfo=UTC)
@@ -79,6 +81,15 @@ def write_month(ws: Path) -> None:
     (ws / "MEMORY.md").write_text(MEMORY, encoding="utf-8")
     for day, text in DAYS.items():
         (ws / "memory" / f"{day}.md").write_text(text, encoding="utf-8")
+
+
+def month_engine(make_engine: Callable[..., Engine], ws: Path) -> Engine:
+    """An FTS-only engine over the month written into ``ws``, its recall events recorded:
+    what every dreaming and promotion test starts from."""
+    write_month(ws)
+    engine = make_engine(provider=None)
+    record_events(engine.store, month_events())
+    return engine
 
 
 def line_of(day: str, text: str) -> int:

@@ -15,7 +15,6 @@ import pytest
 from engine.dreaming.config import DeepSettings, DreamingSettings, LightSettings, RemSettings
 from engine.dreaming.deep import WEIGHTS
 from engine.dreaming.service import Dreamer
-from engine.recall import record_events
 from tests.engine import dreaming_month as m
 
 LN11 = math.log(11)
@@ -23,9 +22,7 @@ LN11 = math.log(11)
 
 @pytest.fixture
 def dreamer(make_engine, workspace_dir):
-    m.write_month(workspace_dir)
-    engine = make_engine(provider=None)
-    record_events(engine.store, m.month_events())
+    engine = m.month_engine(make_engine, workspace_dir)
     return Dreamer(engine, config=DreamingSettings(timezone="UTC"))
 
 

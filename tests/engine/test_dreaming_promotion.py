@@ -23,10 +23,7 @@ SECTION = "## Promoted 2026-03-31"
 
 @pytest.fixture
 def month(make_engine, workspace_dir):
-    m.write_month(workspace_dir)
-    engine = make_engine(provider=None)
-    record_events(engine.store, m.month_events())
-    return engine
+    return m.month_engine(make_engine, workspace_dir)
 
 
 def _dreamer(engine, **recovery):

@@ -11,7 +11,6 @@ from textual.widgets import DataTable
 
 from engine.dreaming.config import DeepSettings, DreamingSettings, RecoverySettings
 from engine.dreaming.service import Dreamer
-from engine.recall import record_events
 from tests.engine import dreaming_month as m
 from tui.screens.promotion_queue import PromotionQueueScreen
 
@@ -33,10 +32,7 @@ class QueueApp(App[None]):
 
 @pytest.fixture
 def month_engine(make_engine, workspace_dir):
-    m.write_month(workspace_dir)
-    engine = make_engine(provider=None)
-    record_events(engine.store, m.month_events())
-    return engine
+    return m.month_engine(make_engine, workspace_dir)
 
 
 async def _open(engine, config=UTC_CONFIG):
