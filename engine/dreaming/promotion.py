@@ -233,17 +233,6 @@ class DecisionStore:
             "text": candidate.text,
             "source": candidate.entry.ref,
         }
-        self._save(items)
-
-    def forget(self, key: str) -> bool:
-        items = self.load()
-        if key not in items:
-            return False
-        del items[key]
-        self._save(items)
-        return True
-
-    def _save(self, items: dict[str, dict[str, Any]]) -> None:
         atomic_write_json(self.path, {"version": DECISIONS_VERSION, "decisions": items})
 
 

@@ -104,36 +104,11 @@ def due_phases(settings: DreamingSettings, state: ScheduleState, now: dt.datetim
     return due
 
 
-def schedule_table(
-    settings: DreamingSettings, state: ScheduleState, now: dt.datetime
-) -> list[dict[str, Any]]:
-    """Per phase: enabled, cron, last run and next run (ISO, dreaming zone)."""
-    now = zone_now(settings, now)
-    rows = []
-    for phase in PHASES:
-        last = state.last_run.get(phase)
-        rows.append(
-            {
-                "phase": phase,
-                "enabled": phase_enabled(settings, phase),
-                "cron": phase_cron(settings, phase),
-                "lastRun": (
-                    dt.datetime.fromtimestamp(last, now.tzinfo).isoformat(timespec="minutes")
-                    if last
-                    else None
-                ),
-                "nextRun": next_run(phase_cron(settings, phase), now).isoformat(timespec="minutes"),
-            }
-        )
-    return rows
-
-
 __all__ = [
     "PHASES",
     "ScheduleState",
     "due_phases",
     "next_run",
-    "schedule_table",
     "state_path",
     "zone_now",
 ]
