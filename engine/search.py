@@ -13,6 +13,7 @@ temporal decay → sort → MMR → minScore (with keyword rescue) → top maxRe
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
@@ -107,6 +108,9 @@ class Retrieval:
     #: OpenClaw's rule that a side which did not list a chunk counts 0.
     text_ranks: dict[int, float] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
+    #: factor applied to FTS5's bm25 ranks when every query word is in at least
+    #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
+    bm25_idf_scale: float = 1.0
 
 
 @dataclass
@@ -197,6 +201,12 @@ class SearchOutcome:
 
 
 # -- retrieval -----------------------------------------------------------------
+#: FTS5's bm25 replaces an idf <= 0 (a word in half the rows or more) with this
+FTS5_IDF_FLOOR = 1e-6
+#: every |rank| below this means every query word hit the idf floor
+IDF_FLOOR_RANK = 1e-4
+
+
 def retrieve(
     store: Store,
     provider: EmbeddingProvider | None,
@@ -218,6 +228,7 @@ def retrieve(
     complete = options.mode == "hybrid" and provider is not None and store.dims is not None
     window = max(limit, COMPLETE_WINDOW) if complete else limit
     ranked: list[tuple[int, float]] = []
+    idf_scale = 1.0
     if fts_q and store.fts_available and options.mode != "vector":
         ranked = store.fts_search(fts_q, window, options.sources)
         operator = "AND"
@@ -226,6 +237,9 @@ def retrieve(
             if or_q and or_q != fts_q:
                 ranked = store.fts_search(or_q, window, options.sources)
                 fts_q, operator = or_q, "OR"
+        idf_scale = idf_floor_scale(store, query, ranked)
+        if idf_scale != 1.0:
+            ranked = [(cid, value * idf_scale) for cid, value in ranked]
         fts_hits = ranked[:limit]
     t1 = time.perf_counter()
     vector_hits: list[tuple[int, float]] = []
@@ -254,7 +268,7 @@ def retrieve(
             or_q = _or_query(store, query)
             if or_q and or_q != fts_q:
                 for cid, value in store.fts_search(or_q, window, options.sources):
-                    window_ranks.setdefault(cid, value)
+                    window_ranks.setdefault(cid, value * idf_scale)
         text_ranks = {i: window_ranks[i] for i in ids if i in window_ranks}
         t3 = time.perf_counter()
         cosines = {i: float(s) for i, s in vector_hits}
@@ -287,7 +301,32 @@ def retrieve(
         vector_ms=(t2 - t1 + vec_extra) * 1000 - embed_ms,
         text_ranks=text_ranks,
         cosines=cosines,
+        bm25_idf_scale=idf_scale,
     )
+
+
+def idf_floor_scale(store: Store, query: str, ranked: list[tuple[int, float]]) -> float:
+    """Rescue the bm25 ranks of a query whose every word is common.
+
+    FTS5 clamps the idf of a word found in at least half the chunks to 1e-6, so
+    when *every* query word is that common (``atlas`` in a ten-file workspace
+    about Atlas) all ranks are about -1e-6, every text score about 0, and an
+    FTS-only search returns nothing above minScore. FTS5's order among the hits
+    (term frequency and length) is still right; only the scale is lost. The
+    ranks are then multiplied by ``idf / 1e-6`` with the always-positive
+    ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (averaged over the words),
+    which puts them back on the scale of a term with that document frequency.
+    Checked only when every rank is tiny, so ordinary queries cost nothing.
+    """
+    if not ranked or max(abs(value) for _, value in ranked) >= IDF_FLOOR_RANK:
+        return 1.0
+    total = store.fts_row_count()
+    counts = [n for n in store.term_doc_counts(list(dict.fromkeys(query_tokens(query)))).values()]
+    present = [n for n in counts if n > 0]
+    if not present or any(2 * n < total for n in present):
+        return 1.0
+    idf = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in present) / len(present)
+    return idf / FTS5_IDF_FLOOR
 
 
 def _or_query(store: Store, query: str) -> str | None:

@@ -72,6 +72,7 @@ def search_result_dict(
             "options": outcome.options.__dict__ | {"sources": list(outcome.options.sources)},
             "fts_query": r.fts_query,
             "fts_operator": r.fts_operator,
+            "bm25_idf_scale": r.bm25_idf_scale,
             "fts_candidates": [[cid, rank] for cid, rank in r.fts_hits],
             "vector_candidates": [[cid, round(sim, 6)] for cid, sim in r.vector_hits],
             "vector_error": r.vector_error,

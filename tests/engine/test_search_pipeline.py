@@ -158,3 +158,27 @@ def test_decay_half_life_numbers() -> None:
     from engine.scoring import decay_multiplier
 
     assert decay_multiplier(10, 30) == pytest.approx(math.exp(-math.log(2) / 3), rel=1e-9)
+
+
+def test_a_query_of_only_common_words_keeps_its_bm25_scale(make_engine, workspace_dir) -> None:
+    # "atlas" is in 3 of 4 chunks: FTS5 clamps its idf to 1e-6, so raw ranks are ~-1e-6.
+    write(workspace_dir, "memory/a.md", "Atlas cut-over.\n")
+    write(
+        workspace_dir,
+        "memory/b.md",
+        "Atlas rehearsal and atlas rollback plan for the atlas team.\n",
+    )
+    write(workspace_dir, "memory/c.md", "Atlas notes.\n")
+    write(workspace_dir, "memory/d.md", "Coffee beans.\n")
+    eng = make_engine(provider=None)
+    eng.sync()
+    opts = eng.default_options().with_(mode="fts", min_score=0.0)
+    out = eng.search("atlas", opts, today=FIXED_TODAY)
+    # idf = ln(1 + (4 - 3 + 0.5) / (3 + 0.5)) = ln(1.428571) = 0.356675
+    assert out.retrieval.bm25_idf_scale == pytest.approx(0.356675 / 1e-6, rel=1e-4)
+    scores = [c.score for c in out.results]
+    assert len(scores) == 3 and all(0.15 < s < 0.5 for s in scores)
+    # a query with a rare word is left on FTS5's own scale
+    out = eng.search("coffee", opts, today=FIXED_TODAY)
+    assert out.retrieval.bm25_idf_scale == 1.0
+    assert [c.path for c in out.results] == ["memory/d.md"]

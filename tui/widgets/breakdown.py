@@ -192,6 +192,8 @@ def candidate_lists(
     loc_width = max(16, (width - 3) // 2 - 12)
     op = r.fts_operator or ""
     fts_title = f"FTS list ({op})" if op else "FTS list"
+    if r.bm25_idf_scale != 1.0:
+        fts_title += f", common words: bm25 ×{r.bm25_idf_scale:.3g}"
     if outcome.mode == "vector":
         fts_title += " — unused here"
     vec_title = "vector list (cosine)"
