@@ -82,6 +82,105 @@ def _blob(vec: np.ndarray | None) -> bytes | None:
     return None if vec is None else np.asarray(vec, dtype=np.float32).tobytes()
 
 
+class _VectorMatrix:
+    """The numpy path's vectors: a preallocated buffer with spare rows.
+
+    ``updated`` holds each row's ``chunks.updated_at``: a chunk id that was deleted
+    and inserted again (SQLite reuses the highest rowids) is recognised as new.
+    """
+
+    def __init__(self, key: object, sources: tuple[str, ...], dims: int, capacity: int):
+        self.key = key
+        self.sources = sources
+        self.dims = dims
+        self.ids = np.empty(capacity, dtype=np.int64)
+        self.updated = np.empty(capacity, dtype=np.float64)
+        self.matrix = np.empty((capacity, dims), dtype=np.float32)
+        self.n = 0
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.ids[: self.n], self.matrix[: self.n]
+
+    def _marks(self) -> str:
+        return ",".join("?" * len(self.sources))
+
+    def _append(self, cid: int, updated: float, blob: bytes) -> bool:
+        if len(blob) != self.dims * 4 or self.n >= len(self.ids):
+            return len(blob) != self.dims * 4  # a wrong-sized row is skipped, not fatal
+        self.ids[self.n] = cid
+        self.updated[self.n] = updated
+        self.matrix[self.n] = np.frombuffer(blob, dtype=np.float32)
+        self.n += 1
+        return True
+
+    @classmethod
+    def load(cls, store: Store, key: object, sources: tuple[str, ...], dims: int) -> _VectorMatrix:
+        """Read every vector in pages straight into the buffer (peak ≈ one matrix)."""
+        count = store._embedded_count()
+        vm = cls(key, sources, dims, count + max(64, count // 50))
+        last = -(2**63)
+        while True:
+            rows = store.db.execute(
+                "select id, updated_at, embedding from chunks where embedding is not null"
+                f" and id > ? and source in ({vm._marks()}) order by id limit {MATRIX_PAGE}",
+                [last, *sources],
+            )
+            if not rows:
+                break
+            last = rows[-1][0]
+            for cid, updated, blob in rows:
+                if not vm._append(cid, updated, blob):  # grew while loading: one more pass
+                    return cls.load(store, key, sources, dims)
+        return vm
+
+    def refresh(self, store: Store, key: object) -> bool:
+        """Apply the table's changes in place; False when a full reload is better."""
+        listing = store.db.execute(
+            "select id, updated_at from chunks where embedding is not null"
+            f" and source in ({self._marks()})",
+            list(self.sources),
+        )
+        cur_ids = np.fromiter((r[0] for r in listing), dtype=np.int64, count=len(listing))
+        cur_upd = np.fromiter((r[1] for r in listing), dtype=np.float64, count=len(listing))
+        n = self.n
+        if n == 0:
+            return False
+        order = np.argsort(self.ids[:n], kind="stable")
+        sorted_ids = self.ids[:n][order]
+        pos = np.searchsorted(sorted_ids, cur_ids)
+        pos_ok = pos < n
+        found = np.zeros(len(cur_ids), dtype=bool)
+        found[pos_ok] = sorted_ids[pos[pos_ok]] == cur_ids[pos_ok]
+        rows_of_cur = np.where(found, order[np.minimum(pos, n - 1)], -1)
+        same = found & (self.updated[np.maximum(rows_of_cur, 0)] == cur_upd)
+        keep = np.zeros(n, dtype=bool)
+        keep[rows_of_cur[same]] = True
+        added = cur_ids[~same]
+        holes = np.flatnonzero(~keep)
+        if len(added) + len(holes) > max(1000, n // 4):
+            return False
+        if n - len(holes) + len(added) > len(self.ids):
+            return False
+        # Fill holes by moving the last kept rows into them (order does not matter).
+        for h in holes[::-1]:
+            last = self.n - 1
+            if h != last:
+                self.ids[h] = self.ids[last]
+                self.updated[h] = self.updated[last]
+                self.matrix[h] = self.matrix[last]
+            self.n -= 1
+        for start in range(0, len(added), 500):
+            part = [int(i) for i in added[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            for cid, updated, blob in store.db.execute(
+                f"select id, updated_at, embedding from chunks where id in ({marks})", part
+            ):
+                if blob is not None:
+                    self._append(cid, updated, blob)
+        self.key = key
+        return True
+
+
 class Store:
     """Typed operations on one index file. Thread-safe through ``Database``'s lock."""
 
@@ -119,7 +218,7 @@ class Store:
         )
         self.fts_available = self._ensure_fts()
         self._vec_dims: int | None = None
-        self._matrix_cache: tuple[int, np.ndarray, np.ndarray] | None = None
+        self._matrix_cache: _VectorMatrix | None = None
         self._generation = 0
         self._other_sources_cache: tuple[tuple[int, int], bool] | None = None
         self._embedded_cache: tuple[tuple[int, int], int] | None = None
@@ -488,43 +587,21 @@ class Store:
         return cached[1]
 
     def vector_matrix(self, sources: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, matrix) of stored vectors, cached until the next write."""
-        key = hash((self._state_key(), tuple(sources)))
-        if self._matrix_cache and self._matrix_cache[0] == key:
-            return self._matrix_cache[1], self._matrix_cache[2]
+        """(ids, matrix) of stored vectors, kept in step with the table.
+
+        After a write only the rows that changed are read again: an edit to one
+        daily log must not cost a reload of 100k vectors (~1.4 s) before the next
+        search. Rows are in no particular order.
+        """
+        key = (self._state_key(), tuple(sources))
+        cache = self._matrix_cache
+        if cache is not None and cache.key == key:
+            return cache.view()
+        if cache is not None and cache.sources == tuple(sources) and cache.refresh(self, key):
+            return cache.view()
         self._matrix_cache = None  # let the old matrix go before building the new one
-        marks = ",".join("?" * len(sources))
-        dims = self.dims or 0
-        width = dims * 4
-        capacity = self._embedded_count()
-        ids = np.empty(capacity, dtype=np.int64)
-        matrix = np.empty((capacity, dims), dtype=np.float32)
-        n = 0
-        last = -(2**63)
-        # Pages of rows straight into one preallocated matrix: peak memory stays at
-        # about one matrix instead of a list of blobs plus their joined copy.
-        while True:
-            rows = self.db.execute(
-                "select id, embedding from chunks where embedding is not null and id > ?"
-                f" and source in ({marks}) order by id limit {MATRIX_PAGE}",
-                [last, *sources],
-            )
-            if not rows:
-                break
-            last = rows[-1][0]
-            for cid, blob in rows:
-                if len(blob) != width:
-                    continue
-                if n == capacity:  # rows appeared since counting
-                    capacity = max(16, capacity * 2)
-                    ids = np.resize(ids, capacity)
-                    matrix = np.resize(matrix, (capacity, dims))
-                ids[n] = cid
-                matrix[n] = np.frombuffer(blob, dtype=np.float32)
-                n += 1
-        ids, matrix = ids[:n], matrix[:n]
-        self._matrix_cache = (key, ids, matrix)
-        return ids, matrix
+        self._matrix_cache = _VectorMatrix.load(self, key, tuple(sources), self.dims or 0)
+        return self._matrix_cache.view()
 
     def _numpy_search(
         self, q: np.ndarray, limit: int, sources: Sequence[str]
