@@ -1,0 +1,144 @@
+"""The geometric fusion, the OR fallback's term pruning and the numpy vector matrix.
+
+These are the ranking and speed changes made for the benchmarks (README
+"Benchmarks"); each test checks real numbers on a real SQLite index.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from engine import search
+from engine.scoring import GEOMETRIC_FLOOR, weighted_geometric
+from engine.search import rank
+from engine.store import NewChunk, Store
+from tests.engine.concept_embedder import ConceptEmbedder
+from tests.engine_fixtures import FIXED_TODAY, write
+
+
+@pytest.fixture
+def engine(make_engine, workspace_dir):
+    write(workspace_dir, "MEMORY.md", "Miso the cat takes a methimazole tablet every morning.\n")
+    write(workspace_dir, "memory/2026-03-14.md", "Booked the train to Porto.\n")
+    write(workspace_dir, "memory/2026-02-13.md", "Postgres migration rehearsal went fine.\n")
+    eng = make_engine(provider=ConceptEmbedder())
+    eng.sync()
+    return eng
+
+
+def test_weighted_geometric_floors_and_neutral_side() -> None:
+    assert weighted_geometric(1.0, 1.0, 0.7, 0.3) == pytest.approx(1.0)
+    assert weighted_geometric(0.5, 0.25, 0.7, 0.3) == pytest.approx(0.5**0.7 * 0.25**0.3)
+    # a missing match is demoted to the floor, never zeroed
+    assert weighted_geometric(0.0, 0.0, 0.7, 0.3) == pytest.approx(GEOMETRIC_FLOOR)
+    # None = the side has no signal for this query: neutral
+    assert weighted_geometric(0.64, None, 0.7, 0.3) == pytest.approx(0.64**0.7)
+
+
+def test_geometric_fusion_scores_every_candidate_on_both_sides(engine) -> None:
+    # One candidate per side. FTS (OR): the train note (shortest match) is first, so
+    # MEMORY.md ("tablet") is not on the FTS list; vector: MEMORY.md (cat + medicine)
+    # is first, so the train note is not on the vector list.
+    opts = engine.default_options().with_(
+        fusion="geometric", min_score=0.0, max_results=1, candidate_multiplier=1
+    )
+    out = engine.search("kitten tablet train", opts, today=FIXED_TODAY)
+    assert out.fusion == "geometric" and out.retrieval.fts_operator == "OR"
+    cands = {c.path: c for c in out.candidates}
+    assert set(cands) == {"memory/2026-03-14.md", "MEMORY.md"}
+    train, memory = cands["memory/2026-03-14.md"], cands["MEMORY.md"]
+    assert train.lists == ("fts",) and memory.lists == ("vector",)
+    # Both scores filled in anyway: query (cat, medicine, train)/√3 against
+    # MEMORY.md (cat, medicine)/√2 and the train note (train).
+    assert memory.vector_score == pytest.approx(2 / np.sqrt(6), abs=1e-6)
+    assert train.vector_score == pytest.approx(1 / np.sqrt(3), abs=1e-6)
+    assert memory.bm25_rank is not None and train.bm25_rank is not None
+    assert train.bm25_rank < memory.bm25_rank < 0
+    t_mem = memory.bm25_rank / train.bm25_rank
+    v_train = train.vector_score / memory.vector_score
+    assert (train.vector_component, train.text_component) == pytest.approx((v_train, 1.0))
+    assert (memory.vector_component, memory.text_component) == pytest.approx((1.0, t_mem))
+    assert train.score == pytest.approx(v_train**0.7)
+    assert memory.score == pytest.approx(t_mem**0.3)
+    assert "^0.700 ×" in train.formula()
+    # Replaying the same retrieval with OpenClaw's weighted sum keeps "missing side = 0".
+    weighted = {c.path: c for c in rank(out.retrieval, opts.with_(fusion="weighted")).candidates}
+    assert weighted["memory/2026-03-14.md"].vector_score is None
+    assert weighted["MEMORY.md"].bm25_rank is None
+    assert weighted["MEMORY.md"].score == pytest.approx(0.7 * memory.vector_score)
+
+
+def test_geometric_is_the_default_and_semantic_only_queries_still_rank(engine) -> None:
+    assert engine.default_options().fusion == "geometric"
+    out = engine.search("kitten medication", engine.default_options().with_(min_score=0.0))
+    # no chunk holds a query word: the text side is neutral, the vector side ranks
+    assert out.retrieval.fts_hits == []
+    top = out.results[0]
+    assert top.path == "MEMORY.md" and top.text_component is None
+    assert top.score == pytest.approx(1.0)
+
+
+def test_or_fallback_drops_terms_found_in_half_the_chunks(make_engine, workspace_dir, monkeypatch):
+    for i in range(6):
+        extra = " zebra" if i == 0 else (" quokka" if i == 1 else "")
+        write(workspace_dir, f"memory/n{i}.md", f"the weekly note{extra}\n")
+    eng = make_engine(provider=None)
+    eng.sync()
+    opts = eng.default_options().with_(min_score=0.0)
+    small = eng.search("the zebra quokka", opts)  # AND finds nothing: OR fallback
+    assert small.retrieval.fts_operator == "OR"
+    assert small.retrieval.fts_query == '"the" OR "zebra" OR "quokka"'  # small index: all kept
+    monkeypatch.setattr(search, "PRUNE_MIN_ROWS", 1)
+    pruned = eng.search("the zebra quokka", opts)
+    # "the" is in 6 of 6 chunks: FTS5 clamps its idf, so it cannot change a ranking
+    assert pruned.retrieval.fts_query == '"zebra" OR "quokka"'
+    assert {c.path for c in pruned.results} == {"memory/n0.md", "memory/n1.md"}
+    assert [c.path for c in pruned.results] == [c.path for c in small.results][:2]
+    # every word common: all are kept rather than searching nothing
+    assert eng.search("the weekly", opts).retrieval.fts_hits
+
+
+def test_numpy_matrix_follows_edits_without_reloading(tmp_path) -> None:
+    store = Store(tmp_path / "index.sqlite")
+    store.set_dims(8)
+    rng = np.random.default_rng(3)
+    pick = random.Random(5)
+
+    def put(path: str, n: int) -> None:
+        chunks = [
+            NewChunk(i + 1, i + 1, f"{path}-{i}-{rng.random()}", "text", rng.standard_normal(8))
+            for i in range(n)
+        ]
+        store.replace_file(
+            path=path, source="memory", file_hash="h", mtime=1.0, size=1, model="m", chunks=chunks
+        )
+
+    def table() -> dict[int, np.ndarray]:
+        rows = store.db.execute("select id, embedding from chunks")
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows}
+
+    for f in range(20):
+        put(f"memory/f{f}.md", 4)
+    store.vector_matrix(["memory"])
+    first = store._matrix_cache
+    for _ in range(60):
+        roll = pick.random()
+        if roll < 0.5:
+            put(f"memory/f{pick.randrange(24)}.md", pick.randrange(1, 7))
+        elif roll < 0.7:
+            store.remove_files([f"memory/f{pick.randrange(24)}.md"])
+        else:  # the newest file again: SQLite hands its rowids out a second time
+            put("memory/f19.md", pick.randrange(1, 4))
+        ids, matrix = store.vector_matrix(["memory"])
+        expected = table()
+        assert sorted(ids.tolist()) == sorted(expected)
+        for cid, row in zip(ids.tolist(), matrix, strict=True):
+            np.testing.assert_array_equal(row, expected[cid])
+        q = rng.standard_normal(8).astype(np.float32)
+        best = max(expected, key=lambda i: float(expected[i] @ q))
+        assert store.vector_search(q, 1, ["memory"], path="numpy")[0][0] == best
+    assert store._matrix_cache is first  # refreshed in place, never rebuilt
+    store.close()
