@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
@@ -229,7 +231,15 @@ def retrieve(
     window = max(limit, COMPLETE_WINDOW) if complete else limit
     ranked: list[tuple[int, float]] = []
     idf_scale = 1.0
-    if fts_q and store.fts_available and options.mode != "vector":
+    vector_ok = provider is not None and store.dims is not None
+    wants_vector = vector_ok and options.mode != "fts" and bool(query.strip())
+    run_fts = bool(fts_q) and store.fts_available and options.mode != "vector"
+    # The query embedding (llama.cpp or HTTP, both release the GIL) runs while
+    # SQLite ranks the keyword side: a hybrid search costs max(embed, FTS), not the sum.
+    pending: Future[tuple[np.ndarray, float]] | None = (
+        _embed_pool().submit(_timed_embed, provider, query) if wants_vector and run_fts else None
+    )
+    if run_fts:
         ranked = store.fts_search(fts_q, window, options.sources)
         operator = "AND"
         if not ranked:
@@ -246,12 +256,16 @@ def retrieve(
     vector_error = None
     embed_ms = 0.0
     qvec: np.ndarray | None = None
-    vector_ok = provider is not None and store.dims is not None
-    if vector_ok and options.mode != "fts" and query.strip():
+    vector_ms = 0.0
+    if wants_vector:
         try:
-            qvec = provider.embed_query(query)  # type: ignore[union-attr]
-            embed_ms = (time.perf_counter() - t1) * 1000
+            if pending is not None:
+                qvec, embed_ms = pending.result()
+            else:
+                qvec, embed_ms = _timed_embed(provider, query)
+            tv = time.perf_counter()
             vector_hits = store.vector_search(qvec, limit, options.sources, path=vector_path)
+            vector_ms = (time.perf_counter() - tv) * 1000
         except ProviderError as exc:
             vector_error = str(exc)
     t2 = time.perf_counter()
@@ -298,11 +312,30 @@ def retrieve(
         vector_error=vector_error,
         embed_ms=embed_ms,
         fts_ms=(t1 - t0 + fts_extra) * 1000,
-        vector_ms=(t2 - t1 + vec_extra) * 1000 - embed_ms,
+        vector_ms=vector_ms + vec_extra * 1000,
         text_ranks=text_ranks,
         cosines=cosines,
         bm25_idf_scale=idf_scale,
     )
+
+
+_EMBED_POOL: ThreadPoolExecutor | None = None
+_EMBED_POOL_LOCK = threading.Lock()
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    global _EMBED_POOL
+    with _EMBED_POOL_LOCK:
+        if _EMBED_POOL is None:
+            _EMBED_POOL = ThreadPoolExecutor(2, thread_name_prefix="memdeck-query-embed")
+        return _EMBED_POOL
+
+
+def _timed_embed(provider: EmbeddingProvider | None, query: str) -> tuple[np.ndarray, float]:
+    """The query vector and how long it took (ms), measured where it ran."""
+    t0 = time.perf_counter()
+    vec = provider.embed_query(query)  # type: ignore[union-attr]
+    return vec, (time.perf_counter() - t0) * 1000
 
 
 def idf_floor_scale(store: Store, query: str, ranked: list[tuple[int, float]]) -> float:
