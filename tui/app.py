@@ -197,7 +197,8 @@ class MemdeckApp(App[int]):
     ) -> None:
         self.engine = engine
         self.sync_service = sync_service
-        self.ui = ui_settings if ui_settings is not None else load_ui_settings(settings_path(env))
+        self.settings_file = settings_path(env)
+        self.ui = ui_settings if ui_settings is not None else load_ui_settings(self.settings_file)
         self.clock = clock or default_clock
         self.display_home = display_home if display_home is not None else Path.home()
         self.blink = blink
@@ -408,7 +409,7 @@ class MemdeckApp(App[int]):
 
     def action_help(self) -> None:
         rows = key_rows(key_sections(), self.keymap)
-        hint = short_path(self.ui.path or settings_path(), self.display_home)
+        hint = short_path(self.ui.path or self.settings_file, self.display_home)
         self.push_screen(HelpScreen(rows, hint))
 
     def action_focus_search(self) -> None:
