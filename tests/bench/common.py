@@ -229,7 +229,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], title: str | No
 
     def cell(v: Any) -> str:
         if isinstance(v, float):
-            return f"{v:.3f}"
+            # quality metrics keep three decimals; times and sizes need fewer
+            return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}" if abs(v) < 1000 else f"{v:.0f}"
         return "" if v is None else str(v)
 
     lines = []
