@@ -133,8 +133,11 @@ def test_two_writers_and_a_reader_never_corrupt_the_index(
     assert watcher.returncode == 0
     events = [json.loads(line) for line in w_out.splitlines()]
     kinds = [e["event"] for e in events]
-    assert kinds.count("SyncDone") >= 2 and "SyncFailed" not in kinds
-    assert {e["reason"] for e in events if e["event"] == "SyncStarted"} >= {"start", "watch"}
+    # Under lock contention the start sync and the watch syncs may merge into one run,
+    # so the count is not pinned; the catch-up on the last edit above (made after the
+    # writer stopped, so only the watcher could index it) is what proves watching.
+    assert kinds.count("SyncDone") >= 1 and "SyncFailed" not in kinds
+    assert "start" in {e["reason"] for e in events if e["event"] == "SyncStarted"}
 
     stats = json.loads(r_out.strip().splitlines()[-1])
     assert stats["errors"] == [] and stats["missed"] == 0
