@@ -145,27 +145,31 @@ class Indexer:
         if vanished:
             stats.files_removed = self.store.remove_files(vanished)
 
-        changed: list[tuple[SourceFile, bytes]] = []
+        # Only the list of changed files is kept here; their bytes are read again when
+        # each is prepared, so a large sync never holds every changed file in memory.
+        changed: list[SourceFile] = []
         for f in files:
             self._check_cancel()
             rec = known.get(f.rel)
             if rec and rec.error is None and rec.size == f.size and rec.mtime == f.mtime:
                 continue  # unchanged by metadata; the hash check below catches touch-only edits
-            try:
-                data = f.abs.read_bytes()
-            except OSError as exc:
-                self._error(stats, f.rel, f"cannot read: {exc.strerror or exc}")
-                continue
-            if rec and rec.error is None and rec.hash == sha256_bytes(data):
-                self.store.replace_file_meta(f.rel, f.mtime, f.size)
-                continue
-            changed.append((f, data))
+            if rec and rec.error is None:
+                data = self._read(f, stats)
+                if data is None:
+                    continue
+                if rec.hash == sha256_bytes(data):
+                    self.store.replace_file_meta(f.rel, f.mtime, f.size)
+                    continue
+            changed.append(f)
         self._progress("scan", 0, len(changed), stats)
 
         pending: list[tuple[SourceFile, str, list[NewChunk], str | None]] = []
         pending_chunks = 0
-        for done, (f, data) in enumerate(changed, start=1):
+        for done, f in enumerate(changed, start=1):
             self._check_cancel()
+            data = self._read(f, stats)
+            if data is None:
+                continue
             prepared = self._prepare(f, data, stats)
             if prepared is None:
                 continue
@@ -193,6 +197,13 @@ class Indexer:
         return done_event
 
     # -- steps ---------------------------------------------------------------
+    def _read(self, f: SourceFile, stats: SyncStats) -> bytes | None:
+        try:
+            return f.abs.read_bytes()
+        except OSError as exc:
+            self._error(stats, f.rel, f"cannot read: {exc.strerror or exc}")
+            return None
+
     def _prepare(
         self, f: SourceFile, data: bytes, stats: SyncStats
     ) -> tuple[SourceFile, str, list[NewChunk], str | None] | None:
