@@ -14,6 +14,7 @@ anything. Every answer is checked against that size.
 
 from __future__ import annotations
 
+import abc
 import base64
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -69,7 +70,7 @@ GEMINI_OUTPUT_DIMS = (768, 1536, 3072)
 PROBE_TEXT = "memdeck dimension probe"
 
 
-class RemoteProvider:
+class RemoteProvider(abc.ABC):
     """Shared behaviour of the HTTP providers; subclasses supply the wire format."""
 
     id: str = "remote"
@@ -133,10 +134,11 @@ class RemoteProvider:
         """Request options that change the vector space (part of the cache key)."""
         return ()
 
+    @abc.abstractmethod
     def _post_texts(
         self, texts: Sequence[str], kind: str, on_retry: Callable[[int, float, str], None] | None
     ) -> list[Any]:
-        raise NotImplementedError
+        """One request for ``texts``; the raw vectors in input order (each wire format's own)."""
 
     def _batch_wire(self) -> Any:
         return None
