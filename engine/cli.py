@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -453,14 +453,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return launch_tui(args, target)
 
 
+#: Opens the terminal app on an engine. The engine never imports the UI: the
+#: ``memdeck`` console script enters through ``tui.launcher``, which sets this.
+AppRunner = Callable[[Any], int]
+_app_runner: AppRunner | None = None
+
+
 def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
-    try:
-        from tui.app import run_app
-    except ImportError as exc:  # pragma: no cover - depends on installation
-        print(f"memdeck: the terminal app is not available: {exc}", file=sys.stderr)
+    if _app_runner is None:
+        print(
+            "memdeck: the terminal app is not available from `python -m engine.cli`; "
+            "run `memdeck` (or `python -m tui.launcher`), or use a headless command",
+            file=sys.stderr,
+        )
         return EXIT_RUNTIME
     engine = _open_engine(args, workspace=path)
-    return run_app(engine)
+    return _app_runner(engine)
 
 
 def route(argv: list[str]) -> list[str]:
@@ -479,7 +487,10 @@ def route(argv: list[str]) -> list[str]:
     return argv if {"-h", "--help"} & set(argv) else ["tui", *argv]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = None) -> int:
+    global _app_runner
+    if app_runner is not None:
+        _app_runner = app_runner
     args = build_parser().parse_args(route(list(sys.argv[1:] if argv is None else argv)))
     from engine.config import ConfigError
 
