@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import __version__
-from engine.db import CorruptIndexError, DatabaseError
+from engine.config.settings import Settings
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.embeddings.factory import ProviderChoice, create_provider
 from engine.embeddings.fallback import ProviderSwitched
 from engine.embeddings.multimodal import multimodal_scope
 from engine.events import EventBus, SearchTimed, SyncDone, SyncFailed, SyncProgress
-from engine.indexer import (
+from engine.index.db import CorruptIndexError, DatabaseError
+from engine.index.indexer import (
     Indexer,
     SourceFile,
     SyncCancelled,
@@ -37,12 +38,11 @@ from engine.indexer import (
     memory_source_files,
     temp_index_path,
 )
-from engine.lock import IndexLocked, writer_lock
-from engine.recall import carry_over as carry_recall
-from engine.search import SearchOptions, SearchOutcome, rank, retrieve
-from engine.settings import Settings
-from engine.store import Store
-from engine.workspace import Workspace
+from engine.index.lock import IndexLocked, writer_lock
+from engine.index.store import Store
+from engine.memory.recall import carry_over as carry_recall
+from engine.search.pipeline import SearchOptions, SearchOutcome, rank, retrieve
+from engine.workspace.files import Workspace
 
 
 @dataclass
@@ -200,7 +200,7 @@ class Engine:
         files = memory_source_files(self.workspace)
         files += media_source_files(self.workspace, self.ms, self.provider)
         if self.ms.session_memory and "sessions" in self.ms.sources:
-            from engine.sessions import session_source_files
+            from engine.memory.sessions import session_source_files
 
             files += session_source_files(self.settings, self.store.files())
         return files

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from engine.core import Engine
-from engine.recall import record_search
-from engine.search import SearchOutcome, citation, snippet
-from engine.workspace import PathRefused
+from engine.memory.recall import record_search
+from engine.search.pipeline import SearchOutcome, citation, snippet
+from engine.workspace.files import PathRefused
 
 DEFAULT_GET_LINES = 120
 MAX_GET_CHARS = 12000

@@ -1,6 +1,6 @@
 """The ``memdeck`` CLI as a real process, the way a user's shell runs it.
 
-Integration tests start ``python -m engine.cli`` in a child process so exit
+Integration tests start ``python -m engine.cli.main`` in a child process so exit
 codes, stdout/stderr and config discovery are the real ones. The child gets
 homes under the test's state folder and none of the developer's provider API
 keys, so a key in the developer's shell can never pick a provider for a test.
@@ -33,9 +33,9 @@ def cli_env(state_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str
 def run_cli(
     *args: str, env: Mapping[str, str], stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m engine.cli ARGS`` from the repository root; text output captured."""
+    """``python -m engine.cli.main ARGS`` from the repository root; text output captured."""
     return subprocess.run(
-        [sys.executable, "-m", "engine.cli", *args],
+        [sys.executable, "-m", "engine.cli.main", *args],
         capture_output=True,
         text=True,
         env=dict(env),

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from engine.config import load_settings
+from engine.config.loader import load_settings
+from engine.config.settings import Settings
 from engine.core import Engine
-from engine.settings import Settings
 
 FIXED_TODAY = dt.date(2026, 3, 15)
 

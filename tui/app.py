@@ -25,11 +25,11 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
+from engine.config.paths import memdeck_home
 from engine.core import Engine
 from engine.events import SyncDone, SyncFailed, SyncStarted
-from engine.paths import memdeck_home
-from engine.sync_service import SyncService, SyncServiceState
-from engine.workspace import ExternalChangeError
+from engine.index.sync_service import SyncService, SyncServiceState
+from engine.workspace.files import ExternalChangeError
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
 from tui.format import short_path, style_of

@@ -14,7 +14,7 @@ from textual.message_pump import MessagePump
 
 from engine.core import Engine
 from engine.events import Event
-from engine.sync_service import SyncService, SyncServiceState
+from engine.index.sync_service import SyncService, SyncServiceState
 from tui.messages import ServiceStateChanged, wrap_event
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.cli import main as cli_main
+from engine.cli.main import main as cli_main
 
 
 def _run_app(engine: Any) -> int:

@@ -23,10 +23,10 @@ from engine.events import (
     SyncProgress,
     SyncStarted,
 )
-from engine.search import SearchOutcome
-from engine.store import FileRecord
-from engine.sync_service import SyncServiceState
-from engine.workspace import MemoryFile
+from engine.index.store import FileRecord
+from engine.index.sync_service import SyncServiceState
+from engine.search.pipeline import SearchOutcome
+from engine.workspace.files import MemoryFile
 
 
 class EngineEvent(Message):

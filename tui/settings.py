@@ -15,7 +15,7 @@ from pathlib import Path
 
 import json5
 
-from engine.paths import memdeck_home
+from engine.config.paths import memdeck_home
 
 SETTINGS_FILENAME = "settings.json"
 PANES = ("tree", "editor", "search", "monitor")

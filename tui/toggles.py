@@ -1,14 +1,14 @@
 """The search pane's ranking toggles, as pure functions on ``SearchOptions``.
 
 Every toggle returns new options; the pane re-ranks its cached ``Retrieval``
-with ``engine.search.rank`` so a toggle never re-queries the index. Kept apart
+with ``engine.search.pipeline.rank`` so a toggle never re-queries the index. Kept apart
 from the widget so the arithmetic (weight steps, cycling order) is tested alone.
 """
 
 from __future__ import annotations
 
-from engine.search import SearchOptions
-from engine.settings import FUSIONS
+from engine.config.settings import FUSIONS
+from engine.search.pipeline import SearchOptions
 
 MODES = ("hybrid", "fts", "vector")
 WEIGHT_STEP = 0.1
@@ -27,7 +27,7 @@ def cycle_mode(options: SearchOptions) -> SearchOptions:
 
 
 def cycle_fusion(options: SearchOptions) -> SearchOptions:
-    """Through every fusion the engine offers, in ``engine.settings.FUSIONS`` order."""
+    """Through every fusion the engine offers, in ``engine.config.settings.FUSIONS`` order."""
     return options.with_(fusion=_next(FUSIONS, options.fusion))
 
 

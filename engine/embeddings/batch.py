@@ -25,9 +25,9 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.config.settings import BatchSettings
 from engine.embeddings.base import ProviderError
-from engine.settings import BatchSettings
-from engine.workspace import atomic_write
+from engine.workspace.files import atomic_write
 
 MAX_FAILURES = 2
 #: jobs nobody asked about for this long are forgotten (provider windows are 12-24 h)

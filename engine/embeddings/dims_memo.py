@@ -15,7 +15,7 @@ import json
 import threading
 from pathlib import Path
 
-from engine.workspace import atomic_write
+from engine.workspace.files import atomic_write
 
 
 class DimsMemo:

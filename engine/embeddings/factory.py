@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.config.settings import Settings
 from engine.embeddings.base import EmbeddingProvider, ProviderError
-from engine.settings import Settings
 
 AUTO_REMOTE_ORDER = ("openai", "gemini", "voyage", "mistral")
 REMOTE_PROVIDERS = ("openai", "gemini", "voyage", "mistral", "ollama")
@@ -33,7 +33,7 @@ def local_model_candidate(settings: Settings) -> str | None:
     local = settings.memory_search.local
     if local.explicit:
         return local.model_path
-    from engine.model_import import default_model_path
+    from engine.embeddings.model_import import default_model_path
 
     registered = default_model_path()
     return str(registered) if registered else None

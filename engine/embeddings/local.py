@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.config.settings import LocalSettings
 from engine.embeddings.base import EmbedProgress as _Progress
 from engine.embeddings.base import ProgressCallback, ProviderError, normalize_rows
 from engine.embeddings.hf_download import DownloadProgress, HfUri, download
-from engine.settings import LocalSettings
 
 #: texts handed to llama.cpp per call; progress is reported between calls
 DOC_BATCH = 16
@@ -71,7 +71,7 @@ class LocalProvider:
         """A provider for ``local.modelPath``: a file, or an ``hf:`` URI downloaded on first use."""
         target = local.model_path
         if target.startswith("hf:"):
-            from engine.model_import import models_dir
+            from engine.embeddings.model_import import models_dir
 
             cache = Path(local.model_cache_dir) if local.model_cache_dir else models_dir(env) / "hf"
             hf = HfUri.parse(target)

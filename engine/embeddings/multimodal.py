@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.settings import MemorySearchSettings
+from engine.config.settings import MemorySearchSettings
 
 IMAGE_TYPES: dict[str, str] = {
     ".jpg": "image/jpeg",

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.config.settings import PROVIDER_DEFAULT_MODELS, Settings
 from engine.embeddings.base import (
     EmbedProgress,
     ProgressCallback,
@@ -48,7 +49,6 @@ from engine.embeddings.remote_endpoint import (
     uses_remote_block,
 )
 from engine.embeddings.request_batches import MAX_REQUEST_BYTES, split_by_bytes
-from engine.settings import PROVIDER_DEFAULT_MODELS, Settings
 
 KNOWN_DIMS: dict[str, int] = {
     "text-embedding-3-small": 1536,

@@ -18,8 +18,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from engine.config.settings import Settings
 from engine.embeddings.http_retry import SECRET_HEADER
-from engine.settings import Settings
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.paths import sessions_dir
+from engine.config.paths import sessions_dir
+from engine.config.settings import Settings
 from engine.qmd.collections import ReconcileReport, desired_collections, reconcile
 from engine.qmd.config import QmdSettings, load_qmd_settings
 from engine.qmd.embed_model import memdeck_embed_model, set_embed_model
@@ -41,8 +42,7 @@ from engine.qmd.results import QmdHit, clamp_snippets, parse_search_output
 from engine.qmd.runner import QmdError, QmdHome, QmdRunner, resolve_command
 from engine.qmd.scope import check_scope
 from engine.qmd.session_export import ExportReport, export_sessions
-from engine.settings import Settings
-from engine.workspace import PathRefused, Workspace
+from engine.workspace.files import PathRefused, Workspace
 
 log = logging.getLogger("memdeck.qmd")
 
@@ -355,7 +355,7 @@ class QmdBackend:
     def _watcher(self) -> None:
         import watchfiles
 
-        from engine.workspace import IGNORED_DIRS
+        from engine.workspace.files import IGNORED_DIRS
 
         def keep(_change: object, path: str) -> bool:
             return not any(part in IGNORED_DIRS for part in Path(path).parts)
@@ -482,7 +482,7 @@ class QmdBackend:
 
     def map_hits(self, hits: list[QmdHit], *, citations: bool) -> list[dict[str, Any]]:
         """qmd hits in the memory_search result shape, snippet limits applied."""
-        from engine.search import citation
+        from engine.search.pipeline import citation
 
         limits = self.qs.limits
         texts = clamp_snippets(

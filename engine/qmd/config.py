@@ -1,6 +1,6 @@
 """``memory.qmd.*``: the QMD backend's settings, read from ``Settings.raw``.
 
-``engine.config`` leaves this section to the qmd package (it only knows that
+``engine.config.loader`` leaves this section to the qmd package (it only knows that
 the key exists), so the defaults and the validation live next to the code that
 uses them. The same reader as the rest of the config is used, so a bad value
 gets the same precise error (file, key path, expectation, finding) and an
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine import paths
-from engine.config import _MISSING, ConfigError, _Reader
-from engine.config_blocks import block_reader, settings_reader
-from engine.settings import Settings
+from engine.config import paths
+from engine.config.blocks import block_reader, settings_reader
+from engine.config.loader import _MISSING, ConfigError, _Reader
+from engine.config.settings import Settings
 
 SEARCH_MODES = ("search", "vsearch", "query")
 SCOPE_ACTIONS = ("allow", "deny")

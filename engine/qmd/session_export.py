@@ -4,7 +4,7 @@ qmd indexes Markdown, not OpenClaw's JSONL, so with ``memory.qmd.sessions.
 enabled`` every transcript ``<state>/agents/<id>/sessions/<name>.jsonl`` is
 written out as ``<exportDir>/<name>.md``: one ``User: …`` / ``Assistant: …``
 paragraph per message, flattened and with secrets redacted by the same rules
-as the builtin index (``engine.sessions``), so a key pasted into a chat never
+as the builtin index (``engine.memory.sessions``), so a key pasted into a chat never
 reaches qmd's index either.
 
 Exports are rewritten only when their text changes (qmd re-indexes by content
@@ -24,10 +24,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.paths import sessions_dir
-from engine.sessions import transcript_line
-from engine.settings import Settings
-from engine.workspace import atomic_write
+from engine.config.paths import sessions_dir
+from engine.config.settings import Settings
+from engine.memory.sessions import transcript_line
+from engine.workspace.files import atomic_write
 
 MARKER = "<!-- memdeck session export"
 _HEAD_BYTES = 512

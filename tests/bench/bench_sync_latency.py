@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.events import Event, SyncDone
-from engine.store import Store
-from engine.sync_service import DEBOUNCE_S, SyncService
+from engine.index.store import Store
+from engine.index.sync_service import DEBOUNCE_S, SyncService
 from tests.bench import common, synthetic
 
 TARGET_S = 2.0

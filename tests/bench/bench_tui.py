@@ -97,9 +97,9 @@ STARTUP_SCRIPT = textwrap.dedent(
     t0 = time.perf_counter()
     sys.path.insert(0, {repo!r})
     from pathlib import Path
-    from engine.config import load_settings
+    from engine.config.loader import load_settings
     from engine.core import Engine
-    from engine.demo import create_demo_workspace
+    from engine.cli.demo import create_demo_workspace
     from tui.app import MemdeckApp
     from tui.settings import UISettings
     ws = Path({ws!r})

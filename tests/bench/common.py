@@ -21,10 +21,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine.config.settings import MemorySearchSettings, QuerySettings, Settings, StoreSettings
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
-from engine.search import Retrieval, SearchOptions
-from engine.settings import MemorySearchSettings, QuerySettings, Settings, StoreSettings
+from engine.search.pipeline import Retrieval, SearchOptions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BENCH_DIR = Path(__file__).resolve().parent
@@ -60,7 +60,7 @@ def local_provider() -> EmbeddingProvider:
     """The real MiniLM GGUF through llama.cpp, or a Skip explaining how to get it."""
     try:
         from engine.embeddings.local import LocalProvider
-        from engine.model_import import default_model_path
+        from engine.embeddings.model_import import default_model_path
     except ImportError as exc:
         raise Skip(f"the local embedding provider is not available: {exc}") from exc
     path = default_model_path() or _converted_minilm()
@@ -74,7 +74,7 @@ def local_provider() -> EmbeddingProvider:
 
 def _converted_minilm() -> Path | None:
     """Convert the packaged MiniLM into the bench cache once, when none is registered."""
-    from engine.model_import import find_packaged_minilm, import_model
+    from engine.embeddings.model_import import find_packaged_minilm, import_model
 
     out = CACHE_DIR / "model" / "all-MiniLM-L6-v2.gguf"
     if out.is_file():

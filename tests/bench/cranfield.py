@@ -26,7 +26,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from engine.search import rank, retrieve
+from engine.search.pipeline import rank, retrieve
 from tests.bench import common
 
 NDCG_K = 10

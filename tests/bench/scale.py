@@ -35,11 +35,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.chunking import chunk_markdown
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
-from engine.search import SearchOptions, rank, retrieve
-from engine.workspace import Workspace
+from engine.index.chunking import chunk_markdown
+from engine.search.pipeline import SearchOptions, rank, retrieve
+from engine.workspace.files import Workspace
 from tests.bench import common, synthetic
 
 SIZES = (1_000, 10_000, 100_000)

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from engine.chunking import chunk_markdown
 from engine.embeddings.base import ProgressCallback, normalize_rows
+from engine.index.chunking import chunk_markdown
 
 GENERATOR_VERSION = 2
 DEFAULT_SEED = 20240611

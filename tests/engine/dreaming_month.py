@@ -37,8 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.core import Engine
-from engine.dreaming.entries import split_entries
-from engine.recall import RecallEvent, query_key, record_events
+from engine.memory.dreaming.entries import split_entries
+from engine.memory.recall import RecallEvent, query_key, record_events
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 3, 31, 12, 0, tzinfo=UTC)

@@ -10,8 +10,8 @@ import unicodedata
 
 import pytest
 
-from engine.chunking import Chunk, chunk_markdown, chunk_sizes
-from engine.tokens import estimate_chars_cost
+from engine.index.chunking import Chunk, chunk_markdown, chunk_sizes
+from engine.index.tokens import estimate_chars_cost
 
 
 def ranges(chunks: list[Chunk]) -> list[tuple[int, int]]:

@@ -1,4 +1,4 @@
-"""engine.config / engine.paths: openclaw.json → Settings.
+"""engine.config.loader / engine.paths: openclaw.json → Settings.
 
 Every test runs in ``tmp_path`` with an explicit ``env`` dict whose HOME is a
 temp folder, so nothing here reads or writes the real home directory. Expected
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import paths
-from engine.config import ConfigError, load_settings, read_json5
-from engine.settings import Settings
+from engine.config import paths
+from engine.config.loader import ConfigError, load_settings, read_json5
+from engine.config.settings import Settings
 
 MS = "agents.defaults.memorySearch"
 
@@ -929,7 +929,7 @@ def test_config_error_is_a_value_error() -> None:
     assert (err.file, err.key, err.detail) == (Path("/x/openclaw.json"), "memory.backend", "bad")
 
 
-# --------------------------------------------------------------------------- engine.paths
+# --------------------------------------------------------------------------- engine.config.paths
 
 
 def test_state_dir_default(home: Path, env: dict[str, str]) -> None:

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from engine.config import ConfigError
-from engine.dreaming.config import DreamingSettings, load_dreaming_settings
-from engine.dreaming.schedule import ScheduleState, due_phases, next_run, zone_now
+from engine.config.loader import ConfigError
+from engine.memory.dreaming.config import DreamingSettings, load_dreaming_settings
+from engine.memory.dreaming.schedule import ScheduleState, due_phases, next_run, zone_now
 
 
 def _config(state_dir, dreaming: dict) -> None:

@@ -12,9 +12,9 @@ import math
 
 import pytest
 
-from engine.dreaming.config import DeepSettings, DreamingSettings, LightSettings, RemSettings
-from engine.dreaming.deep import WEIGHTS
-from engine.dreaming.service import Dreamer
+from engine.memory.dreaming.config import DeepSettings, DreamingSettings, LightSettings, RemSettings
+from engine.memory.dreaming.deep import WEIGHTS
+from engine.memory.dreaming.service import Dreamer
 from tests.engine import dreaming_month as m
 
 LN11 = math.log(11)

@@ -7,15 +7,15 @@ import json
 
 import pytest
 
-from engine.dreaming.config import DeepSettings, DreamingSettings, RecoverySettings
-from engine.dreaming.promotion import (
+from engine.memory.dreaming.config import DeepSettings, DreamingSettings, RecoverySettings
+from engine.memory.dreaming.promotion import (
     PromotionConflict,
     PromotionError,
     insert_under_section,
     promoted_text,
 )
-from engine.dreaming.service import Dreamer
-from engine.recall import record_events
+from engine.memory.dreaming.service import Dreamer
+from engine.memory.recall import record_events
 from tests.engine import dreaming_month as m
 
 SECTION = "## Promoted 2026-03-31"
@@ -177,7 +177,7 @@ def test_non_utf8_dreams_file_is_left_alone(month, workspace_dir):
 def test_recalled_transcript_messages_are_candidates(month, state_dir):
     import json as _json
 
-    from engine.recall import RecallEvent, query_key
+    from engine.memory.recall import RecallEvent, query_key
 
     sessions = state_dir / "agents" / "main" / "sessions"
     sessions.mkdir(parents=True)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import ConfigError
-from engine.flush import (
+from engine.config.loader import ConfigError
+from engine.memory.flush import (
     DEFAULT_PROMPT,
     FlushPolicy,
     SessionStoreError,

@@ -11,10 +11,10 @@ import random
 import numpy as np
 import pytest
 
-from engine import search
-from engine.scoring import GEOMETRIC_FLOOR, weighted_geometric
-from engine.search import rank
-from engine.store import NewChunk, Store
+from engine.index.store import NewChunk, Store
+from engine.search import pipeline as search
+from engine.search.pipeline import rank
+from engine.search.scoring import GEOMETRIC_FLOOR, weighted_geometric
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import FIXED_TODAY, write
 

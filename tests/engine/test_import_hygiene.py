@@ -5,16 +5,16 @@ import sys
 
 ENGINE_MODULES = [
     "engine",
-    "engine.cli",
-    "engine.config",
+    "engine.cli.main",
+    "engine.config.loader",
     "engine.core",
     "engine.tools",
-    "engine.search",
-    "engine.indexer",
-    "engine.store",
-    "engine.workspace",
-    "engine.demo",
-    "engine.progress_bar",
+    "engine.search.pipeline",
+    "engine.index.indexer",
+    "engine.index.store",
+    "engine.workspace.files",
+    "engine.cli.demo",
+    "engine.cli.progress_bar",
     "engine.embeddings.factory",
 ]
 

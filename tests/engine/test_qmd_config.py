@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import ConfigError, load_settings
+from engine.config.loader import ConfigError, load_settings
 from engine.qmd.collections import DEFAULT_MEMORY, desired_collections
 from engine.qmd.config import (
     QmdSettings,

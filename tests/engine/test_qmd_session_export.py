@@ -7,7 +7,7 @@ import os
 import time
 from pathlib import Path
 
-from engine.config import load_settings
+from engine.config.loader import load_settings
 from engine.qmd.session_export import MARKER, export_sessions, transcript_markdown
 
 KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import recall
-from engine.recall import RecallEvent, count_events, load_events, query_key
+from engine.memory import recall
+from engine.memory.recall import RecallEvent, count_events, load_events, query_key
 from engine.tools import memory_search
 from tests.engine_fixtures import write
 

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from engine.config.settings import BatchSettings
 from engine.core import Engine
 from engine.embeddings.batch import BatchRunner, JobRegistry, text_key
 from engine.embeddings.batch_wire import OpenAIStyleBatch
 from engine.embeddings.http_retry import HttpTransport, Redactor, RetryPolicy
 from engine.events import SyncProgress
-from engine.settings import BatchSettings
 from tests.engine_fixtures import write
 from tests.provider_servers import FAST_ENV as FAST
 from tests.provider_servers import TEST_KEY as KEY

@@ -9,7 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from engine.scoring import (
+from engine.index.tokens import similarity_tokens
+from engine.search.scoring import (
     MMRItem,
     MMRPick,
     age_days,
@@ -25,7 +26,6 @@ from engine.scoring import (
     weighted_sum,
     zscore_normalize,
 )
-from engine.tokens import similarity_tokens
 
 # --- bm25 -------------------------------------------------------------------------
 

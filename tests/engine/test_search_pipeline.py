@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from engine.scoring import bm25_rank_to_score
-from engine.search import rank
+from engine.search.pipeline import rank
+from engine.search.scoring import bm25_rank_to_score
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import FIXED_TODAY, write
 
@@ -155,7 +155,7 @@ def test_blank_query_searches_nothing(engine) -> None:
 
 
 def test_decay_half_life_numbers() -> None:
-    from engine.scoring import decay_multiplier
+    from engine.search.scoring import decay_multiplier
 
     assert decay_multiplier(10, 30) == pytest.approx(math.exp(-math.log(2) / 3), rel=1e-9)
 

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
+from engine.config.paths import sessions_dir
+from engine.config.settings import SessionSyncSettings, SyncSettings
 from engine.core import Engine
-from engine.paths import sessions_dir
-from engine.sessions import (
+from engine.memory.sessions import (
     REDACTED,
     flatten_transcript,
     redact_secrets,
     session_source_files,
     transcript_line,
 )
-from engine.settings import SessionSyncSettings, SyncSettings
 from tests.engine_fixtures import write
 
 

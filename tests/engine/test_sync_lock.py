@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.lock import IndexLocked, LockWaitCancelled, lock_holder, writer_lock
+from engine.index.lock import IndexLocked, LockWaitCancelled, lock_holder, writer_lock
 from tests.integration.sync_support import wait_until
 
 HOLD = """
 import sys, time
 from pathlib import Path
-from engine.lock import writer_lock
+from engine.index.lock import writer_lock
 with writer_lock(Path(sys.argv[1]), timeout=5):
     print("locked", flush=True)
     time.sleep(600)

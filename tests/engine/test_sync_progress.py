@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from engine.cli.progress_bar import ProgressPrinter
 from engine.events import FileError, SyncDone, SyncProgress, SyncStarted
-from engine.progress_bar import ProgressPrinter
 from tests.engine_fixtures import write
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def test_memdeck_index_progress_draws_a_bar_on_a_terminal(
     config = tmp_path / "openclaw.json"
     config.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"provider": "none"}}}}))
     env = {**os.environ, "OPENCLAW_STATE_DIR": str(state_dir), "HOME": str(state_dir)}
-    cmd = [sys.executable, "-m", "engine.cli", "index", "--progress", "--config", str(config),
+    cmd = [sys.executable, "-m", "engine.cli.main", "index", "--progress", "--config", str(config),
            "--workspace", str(workspace_dir)]  # fmt: skip
     master, slave = pty.openpty()
     proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=REPO)

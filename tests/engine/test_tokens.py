@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.tokens import (
+from engine.index.tokens import (
     WORD_RE,
     build_fts_query,
     estimate_chars_cost,

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.workspace import (
+from engine.workspace.files import (
     ExternalChangeError,
     PathRefused,
     UnreadableFile,

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from engine.core import Engine
-from engine.store import Store
+from engine.index.store import Store
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import write
 from tests.integration.sync_support import kill_9, spawn_python
@@ -68,7 +68,7 @@ def test_fingerprint_change_forces_one_atomic_full_reindex(make_settings, worksp
     eng2 = Engine(
         make_settings(
             **{
-                "chunking": __import__("engine.settings", fromlist=["x"]).ChunkingSettings(
+                "chunking": __import__("engine.config.settings", fromlist=["x"]).ChunkingSettings(
                     tokens=50, overlap=0
                 )
             }
@@ -128,7 +128,7 @@ def test_corrupt_index_is_rebuilt_and_files_untouched(make_settings, workspace_d
 
 REINDEX_SCRIPT = """
 import sys
-from engine.config import load_settings
+from engine.config.loader import load_settings
 from engine.core import Engine
 env = {"OPENCLAW_STATE_DIR": sys.argv[2], "HOME": sys.argv[2]}
 settings = load_settings(workspace=sys.argv[1], env=env)

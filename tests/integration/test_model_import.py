@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from engine.embeddings.base import ProviderError
-from engine.model_import import (
+from engine.embeddings.model_import import (
     ModelImportError,
     find_packaged_minilm,
     gguf_tensor_name,
@@ -124,7 +124,7 @@ def test_import_verifies_and_registers(packaged: Path, tmp_path: Path) -> None:
     assert result.cosine_min >= 0.999
     assert result.out_path == tmp_path / "data" / "models" / "all-MiniLM-L6-v2.gguf"
     assert 40e6 < result.size_bytes < 60e6  # f16 weights, f32 norms and token types
-    from engine.model_import import default_model_path
+    from engine.embeddings.model_import import default_model_path
 
     assert default_model_path(env) == result.out_path.resolve()
 
@@ -198,7 +198,7 @@ def test_cli_model_import_json(packaged: Path, tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "engine.cli",
+            "engine.cli.main",
             "model",
             "import",
             str(packaged),
@@ -217,7 +217,7 @@ def test_cli_model_import_json(packaged: Path, tmp_path: Path) -> None:
     assert data["dims"] == 384 and data["cosine_min"] >= 0.999 and data["registered"] is False
     assert out.is_file()
     bad = subprocess.run(
-        [sys.executable, "-m", "engine.cli", "model", "import", str(tmp_path / "nothing")],
+        [sys.executable, "-m", "engine.cli.main", "model", "import", str(tmp_path / "nothing")],
         capture_output=True,
         text=True,
         timeout=60,

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.config import load_settings
+from engine.cli.main import main
+from engine.config.loader import load_settings
 from engine.core import Engine
-from engine.recall import RecallEvent, count_events, query_key, record_events
+from engine.memory.recall import RecallEvent, count_events, query_key, record_events
 from tests.cli_process import run_cli
 
 X = "The build cache lives on the NAS under /srv/cache #infra #build"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from engine.config import load_settings
+from engine.config.loader import load_settings
 from engine.core import Engine
 from engine.qmd.collections import parse_collection_list
 from engine.qmd.runner import PROJECT_LAUNCHER
@@ -324,7 +324,7 @@ def test_status_reports_backend_and_collections(world: World) -> None:
 
 
 def test_cli_backend_flags_and_side_by_side_comparison(world: World, monkeypatch, capsys) -> None:
-    from engine.cli import main
+    from engine.cli.main import main
 
     world.engine()  # writes the qmd config
     for key, value in world.env.items():
@@ -355,7 +355,7 @@ def test_cli_backend_flags_and_side_by_side_comparison(world: World, monkeypatch
 
 
 def test_cli_index_refreshes_qmd_and_status_names_it(fresh: World, monkeypatch, capsys) -> None:
-    from engine.cli import main
+    from engine.cli.main import main
 
     fresh.engine().close()  # writes the qmd config and the builtin index
     for key, value in fresh.env.items():

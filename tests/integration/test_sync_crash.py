@@ -6,15 +6,15 @@ import json
 import time
 
 from engine.core import Engine
-from engine.lock import lock_holder, writer_lock
-from engine.store import Store
+from engine.index.lock import lock_holder, writer_lock
+from engine.index.store import Store
 from tests.engine_fixtures import write
 from tests.integration.sync_support import HashEmbedder, kill_9, spawn_python
 
 # A full reindex (FTS-only index -> hash embeddings) that reports each embedded batch.
 REINDEX = """
 import json, sys
-from engine.config import load_settings
+from engine.config.loader import load_settings
 from engine.core import Engine
 from engine.events import SyncProgress
 from tests.integration.sync_support import HashEmbedder
@@ -92,7 +92,7 @@ def test_killed_reindex_keeps_the_old_index_and_resumes_on_next_start(
 
 SWAP_KILL = """
 import sys
-from engine.config import load_settings
+from engine.config.loader import load_settings
 from engine.core import Engine
 from engine.events import SyncProgress
 from tests.integration.sync_support import HashEmbedder

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
+from engine.config.paths import sessions_dir
+from engine.config.settings import ChunkingSettings, SessionSyncSettings, SyncSettings
 from engine.core import Engine
 from engine.events import SyncDone, SyncFailed, SyncProgress, SyncStarted, SyncStatus
-from engine.lock import writer_lock
-from engine.paths import sessions_dir
-from engine.settings import ChunkingSettings, SessionSyncSettings, SyncSettings
-from engine.sync_service import DEBOUNCE_S, SyncService
+from engine.index.lock import writer_lock
+from engine.index.sync_service import DEBOUNCE_S, SyncService
 from tests.engine_fixtures import write
 from tests.integration.sync_support import EventLog, HashEmbedder, wait_until
 

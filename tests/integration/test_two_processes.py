@@ -17,17 +17,17 @@ import time
 from pathlib import Path
 
 from engine.core import Engine
-from engine.store import Store
-from engine.workspace import sha256_bytes
+from engine.index.store import Store
+from engine.workspace.files import sha256_bytes
 from tests.engine_fixtures import write
 from tests.integration.sync_support import spawn_python, wait_until
 
 WRITER = """
 import json, sys
-from engine.config import load_settings
+from engine.config.loader import load_settings
 from engine.core import Engine
-from engine.store import Store
-from engine.workspace import sha256_bytes
+from engine.index.store import Store
+from engine.workspace.files import sha256_bytes
 settings = load_settings(config_path=sys.argv[3], workspace=sys.argv[1],
                          env={"OPENCLAW_STATE_DIR": sys.argv[2], "HOME": sys.argv[2]})
 engine = Engine(settings)
@@ -43,10 +43,10 @@ engine.close()
 
 READER = """
 import json, os, sys, time
-from engine.config import load_settings
+from engine.config.loader import load_settings
 from engine.core import Engine
-from engine.store import Store
-from engine.workspace import sha256_bytes
+from engine.index.store import Store
+from engine.workspace.files import sha256_bytes
 settings = load_settings(config_path=sys.argv[3], workspace=sys.argv[1],
                          env={"OPENCLAW_STATE_DIR": sys.argv[2], "HOME": sys.argv[2]})
 engine = Engine(settings)
@@ -90,7 +90,7 @@ def test_two_writers_and_a_reader_never_corrupt_the_index(
     stop_file = tmp_path / "stop-reader"
     reader = spawn_python("-c", READER, *common, str(stop_file), env=env)
     assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
-    cli = ["-m", "engine.cli", "watch", "--json", "--config", str(config)]
+    cli = ["-m", "engine.cli.main", "watch", "--json", "--config", str(config)]
     watcher = spawn_python(*cli, "--workspace", str(workspace_dir), env=env)
     writer_stop = tmp_path / "stop-writer"
     writer = spawn_python("-c", WRITER, *common, str(writer_stop), env=env)

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from engine.cli.demo import create_demo_workspace
 from engine.core import Engine
-from engine.demo import create_demo_workspace
 from tests.engine.concept_embedder import ConceptEmbedder
 from tui.app import MemdeckApp
 from tui.settings import UISettings

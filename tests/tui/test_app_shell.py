@@ -10,7 +10,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Label, ProgressBar, RichLog, Sparkline, Static
 
 from engine.events import FileError, SearchTimed, SyncDone, SyncProgress, SyncStarted
-from engine.sync_service import SyncService
+from engine.index.sync_service import SyncService
 from tests.tui.conftest import drive, search, wait_for
 from tui.app import key_sections
 from tui.keymap import all_ids

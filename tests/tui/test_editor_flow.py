@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.pilot import Pilot
 from textual.widgets import Button, TabbedContent
 
-from engine.sync_service import SyncService
+from engine.index.sync_service import SyncService
 from tests.tui.conftest import NOW, drive, search, wait_for
 from tui.screens.dialogs import AppendEntryScreen, ExternalChangeScreen
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from textual.pilot import Pilot
 
-from engine.sync_service import SyncService
+from engine.index.sync_service import SyncService
 from tests.engine_fixtures import write
 from tests.tui.conftest import drive, search, wait_for
 

@@ -9,8 +9,8 @@ import pytest
 from textual.app import App
 from textual.widgets import DataTable
 
-from engine.dreaming.config import DeepSettings, DreamingSettings, RecoverySettings
-from engine.dreaming.service import Dreamer
+from engine.memory.dreaming.config import DeepSettings, DreamingSettings, RecoverySettings
+from engine.memory.dreaming.service import Dreamer
 from tests.engine import dreaming_month as m
 from tui.screens.promotion_queue import PromotionQueueScreen
 

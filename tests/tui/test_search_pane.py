@@ -6,7 +6,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
-from engine.search import rank
+from engine.search.pipeline import rank
 from tests.engine_fixtures import write
 from tests.tui.conftest import TODAY, drive, search, wait_for
 from tui.messages import SearchFinished

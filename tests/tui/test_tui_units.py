@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.search import SearchOptions
-from engine.settings import FUSIONS
-from engine.store import FileRecord
-from engine.workspace import MemoryFile
+from engine.config.settings import FUSIONS
+from engine.index.store import FileRecord
+from engine.search.pipeline import SearchOptions
+from engine.workspace.files import MemoryFile
 from tui import toggles
 from tui.format import bar_cells, short_path, signed_shift, stacked_bar
 from tui.keymap import display_keys, validate_keymap, validate_keys

@@ -27,10 +27,10 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
 from engine.core import Engine
-from engine.dreaming.config import DreamingSettings
-from engine.dreaming.deep import WEIGHTS, DeepResult, Proposal
-from engine.dreaming.promotion import Preview, PromotionError
-from engine.dreaming.service import Dreamer
+from engine.memory.dreaming.config import DreamingSettings
+from engine.memory.dreaming.deep import WEIGHTS, DeepResult, Proposal
+from engine.memory.dreaming.promotion import Preview, PromotionError
+from engine.memory.dreaming.service import Dreamer
 
 
 class PromotionQueueScreen(Screen[None]):

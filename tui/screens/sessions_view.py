@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import Worker
 
 from engine.core import Engine
-from engine.flush import FlushDecision, FlushPolicy, SessionStoreError
+from engine.memory.flush import FlushDecision, FlushPolicy, SessionStoreError
 
 STATE_STYLES = {
     "due": "bold yellow",

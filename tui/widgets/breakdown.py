@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from engine.search import Candidate, SearchOutcome
+from engine.search.pipeline import Candidate, SearchOutcome
 from tui.format import location, num, signed_shift, style_of
 
 LIST_ROWS = 12

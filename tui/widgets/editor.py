@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static, TextArea
 
-from engine.workspace import Document, PathRefused, UnreadableFile, Workspace
+from engine.workspace.files import Document, PathRefused, UnreadableFile, Workspace
 
 #: Beyond this the editor refuses to open a file (a TextArea on 100 MB is unusable).
 MAX_EDIT_BYTES = 2 * 1024 * 1024

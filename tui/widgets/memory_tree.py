@@ -22,8 +22,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from engine.store import FileRecord
-from engine.workspace import MemoryFile
+from engine.index.store import FileRecord
+from engine.workspace.files import MemoryFile
 from tui.format import style_of
 
 STATE_ICONS = {"indexed": "●", "dirty": "◐", "new": "○", "error": "✗", "warning": "!"}

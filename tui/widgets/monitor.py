@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, ProgressBar, RichLog, Sparkline, Static
 
 from engine.events import FileError, SearchTimed, SyncDone, SyncFailed, SyncProgress, SyncStarted
-from engine.sync_service import SyncServiceState
+from engine.index.sync_service import SyncServiceState
 from tui.format import ago, clock_time, duration, short_path, style_of
 
 HISTORY = 40

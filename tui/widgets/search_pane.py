@@ -6,7 +6,7 @@ does (searches queue on a lock and a cancelled one gives up), and if it has, its
 result is ignored because its generation is stale. The worker always retrieves
 in hybrid mode, so the pane keeps the whole ``Retrieval`` (both candidate lists)
 and every toggle — mode, fusion, weights, MMR, decay — is a call to the pure
-``engine.search.rank`` on it, without touching the index again.
+``engine.search.pipeline.rank`` on it, without touching the index again.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
+from engine.config.settings import FUSIONS
 from engine.core import Engine
-from engine.search import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
-from engine.settings import FUSIONS
+from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
 from tui import toggles
 from tui.format import bar_cells, location, num, signed_shift, stacked_bar, style_of
 from tui.messages import OpenLocation, ResultsShown, SearchFailed, SearchFinished

@@ -1,0 +1,1 @@
+"""The ``memdeck`` command line (``python -m engine.cli``)."""

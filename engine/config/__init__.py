@@ -1,0 +1,1 @@
+"""Configuration: reading ``openclaw.json`` (JSON5) into typed settings, state paths."""

@@ -1,0 +1,183 @@
+"""Typed, resolved memory settings.
+
+These dataclasses are the single in-memory shape of OpenClaw's ``memorySearch``
+block (and the few neighbouring keys memdeck honours). ``engine.config.loader`` builds
+them from ``openclaw.json``; every other module reads only these objects, so a
+default lives in exactly one place: the field default below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_LOCAL_MODEL = (
+    "hf:ggml-org/embeddinggemma-300m-qat-q8_0-GGUF/embeddinggemma-300m-qat-Q8_0.gguf"
+)
+
+PROVIDER_DEFAULT_MODELS: dict[str, str] = {
+    "openai": "text-embedding-3-small",
+    "gemini": "gemini-embedding-001",
+    "voyage": "voyage-4-large",
+    "mistral": "mistral-embed",
+    "ollama": "nomic-embed-text",
+}
+
+PROVIDERS = ("auto", "openai", "gemini", "voyage", "mistral", "ollama", "local", "none")
+FUSIONS = ("weighted", "normalized", "rrf", "geometric")
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    enabled: bool = False
+    wait: bool = True
+    concurrency: int = 2
+    poll_interval_ms: int = 2000
+    timeout_minutes: float = 60
+
+
+@dataclass(frozen=True)
+class RemoteSettings:
+    base_url: str | None = None
+    api_key: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    batch: BatchSettings = field(default_factory=BatchSettings)
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    model_path: str = DEFAULT_LOCAL_MODEL
+    model_cache_dir: Path | None = None
+    # True when modelPath came from the user's config rather than the default.
+    explicit: bool = False
+
+
+@dataclass(frozen=True)
+class ChunkingSettings:
+    tokens: int = 400
+    overlap: int = 80
+
+
+@dataclass(frozen=True)
+class MMRSettings:
+    enabled: bool = False
+    lambda_: float = 0.7
+    # "jaccard" (OpenClaw's) or "cosine" (embedding similarity, memdeck extra).
+    similarity: str = "jaccard"
+
+
+@dataclass(frozen=True)
+class DecaySettings:
+    enabled: bool = False
+    half_life_days: float = 30.0
+
+
+@dataclass(frozen=True)
+class HybridSettings:
+    enabled: bool = True
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    candidate_multiplier: int = 4
+    # "weighted" is OpenClaw's raw sum; "geometric" won on LoCoMo (README "Benchmarks").
+    fusion: str = "geometric"
+    normalization: str = "minmax"  # or "zscore", for fusion="normalized"
+    rrf_k: int = 60
+    mmr: MMRSettings = field(default_factory=MMRSettings)
+    temporal_decay: DecaySettings = field(default_factory=DecaySettings)
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    max_results: int = 6
+    min_score: float = 0.35
+    hybrid: HybridSettings = field(default_factory=HybridSettings)
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    enabled: bool = True
+    max_entries: int = 50000
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    path: Path | None = None  # resolved, {agentId} already substituted
+    vector_enabled: bool = True
+    extension_path: str | None = None
+    fts_tokenizer: str = "unicode61"  # or "trigram"
+
+
+@dataclass(frozen=True)
+class SessionSyncSettings:
+    delta_bytes: int = 100_000
+    delta_messages: int = 50
+
+
+@dataclass(frozen=True)
+class SyncSettings:
+    watch: bool = True
+    on_session_start: bool = True
+    on_search: bool = True
+    interval_minutes: float = 0
+    sessions: SessionSyncSettings = field(default_factory=SessionSyncSettings)
+
+
+@dataclass(frozen=True)
+class MultimodalSettings:
+    enabled: bool = False
+    modalities: tuple[str, ...] = ("image", "audio")
+    max_file_bytes: int = 10_000_000
+
+
+@dataclass(frozen=True)
+class MemorySearchSettings:
+    enabled: bool = True
+    provider: str = "auto"
+    model: str | None = None  # None = provider default
+    fallback: str = "none"
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
+    output_dimensionality: int = 3072
+    local: LocalSettings = field(default_factory=LocalSettings)
+    extra_paths: tuple[str, ...] = ()
+    chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
+    query: QuerySettings = field(default_factory=QuerySettings)
+    cache: CacheSettings = field(default_factory=CacheSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
+    session_memory: bool = False
+    sources: tuple[str, ...] = ("memory",)
+    multimodal: MultimodalSettings = field(default_factory=MultimodalSettings)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the engine needs, resolved for one agent and one workspace."""
+
+    agent_id: str = "main"
+    workspace: Path = field(default_factory=lambda: Path.home() / ".openclaw" / "workspace")
+    state_dir: Path = field(default_factory=lambda: Path.home() / ".openclaw")
+    #: the agent's workspace per openclaw.json; ``workspace`` differs when a folder
+    #: was given on the command line (``memdeck PATH``)
+    agent_workspace: Path | None = None
+    config_path: Path | None = None  # the file actually read, if any
+    memory_search: MemorySearchSettings = field(default_factory=MemorySearchSettings)
+    backend: str = "builtin"  # memory.backend
+    citations: str = "auto"  # memory.citations: auto | on | off
+    tools_enabled: bool = True  # false when plugins.slots.memory == "none"
+    provider_api_keys: dict[str, str] = field(default_factory=dict)  # models.providers.<p>.apiKey
+    provider_base_urls: dict[str, str] = field(default_factory=dict)
+    provider_headers: dict[str, dict[str, str]] = field(default_factory=dict)
+    raw: dict = field(default_factory=dict)  # the parsed file, for sections other issues own
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def index_path(self) -> Path:
+        if self.memory_search.store.path is not None:
+            return self.memory_search.store.path
+        if self.agent_workspace is None or self.workspace == self.agent_workspace:
+            return self.state_dir / "memory" / f"{self.agent_id}.memdeck.sqlite"
+        # Another folder (the demo, any notes folder) gets its own index, so opening
+        # it never rewrites the agent's index with unrelated files.
+        tag = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:10]
+        return self.state_dir / "memory" / f"{self.agent_id}.{tag}.memdeck.sqlite"

@@ -1,0 +1,568 @@
+"""Keeping the index in step with the files: incremental sync and full reindex.
+
+Incremental sync skips files whose content hash is unchanged, removes rows of
+vanished files and embeds only chunks whose text hash is not in the cache.
+Embeddings go into the cache batch by batch, so a killed sync loses at most one
+batch of work. A full reindex (fingerprint change or ``--force``) builds a new
+file beside the index and copies it in with one SQLite transaction
+(``copy_into``): searches keep using the old index until then, and a kill at
+any moment leaves a usable index. The temp file's embedding cache is salvaged
+by the next run (``clean_debris``), so a killed reindex resumes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.config.settings import MemorySearchSettings
+from engine.embeddings.base import EmbeddingProvider, EmbedProgress, ProviderError
+from engine.embeddings.batch import EmbeddingsDeferred
+from engine.embeddings.multimodal import media_label, media_types, multimodal_scope
+from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStarted
+from engine.index.chunking import chunk_markdown
+from engine.index.store import SCHEMA_VERSION, NewChunk, Store
+from engine.workspace.files import (
+    MAX_INDEX_BYTES,
+    UnreadableFile,
+    Workspace,
+    decode_text,
+    sha256_bytes,
+)
+
+EMBED_BATCH = 32
+BULK_FLUSH = 20_000
+BATCH_PENDING = "embeddings pending in a remote batch job; the next sync collects them"
+TMP_MARKER = ".reindex-"
+
+
+class SyncCancelled(RuntimeError):
+    """The sync was cancelled; what was written so far is consistent."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to index. Sessions (transcripts) plug in with their own ``read``."""
+
+    rel: str
+    abs: Path
+    source: str
+    size: int
+    mtime: float
+    #: bytes → indexable text, or (text, line_map) where line_map[i] is the source
+    #: line of text line i+1 (transcripts map flattened lines back to JSONL lines)
+    read: Callable[[bytes], str | tuple[str, list[int]]] | None = None
+    #: MIME type of an image/audio file embedded from its bytes (multimodal)
+    media: str | None = None
+
+
+@dataclass
+class SyncStats:
+    files_total: int = 0
+    files_indexed: int = 0
+    files_removed: int = 0
+    chunks_embedded: int = 0
+    cache_hits: int = 0
+    errors: list[str] = field(default_factory=list)
+    requests: int = 0  # embedding requests (remote providers report them)
+    retries: int = 0
+    deferred: int = 0  # chunks waiting in remote batch jobs (remote.batch.wait = false)
+
+
+def index_fingerprint(ms: MemorySearchSettings, provider: EmbeddingProvider | None) -> dict:
+    """What the index's contents depend on; any change forces a full reindex."""
+    fp: dict[str, object] = {
+        "schema": SCHEMA_VERSION,
+        "sources": sorted(ms.sources) if ms.session_memory else ["memory"],
+        "extra_paths": sorted(ms.extra_paths),
+        "multimodal": [ms.multimodal.enabled, sorted(ms.multimodal.modalities)]
+        if ms.multimodal.enabled
+        else False,
+        "chunk_tokens": ms.chunking.tokens,
+        "chunk_overlap": ms.chunking.overlap,
+        "fts_tokenizer": ms.store.fts_tokenizer,
+    }
+    if provider is None:
+        fp.update(provider="none", model=None, provider_key=None, dims=None)
+    else:
+        fp.update(provider.fingerprint())
+        fp["dims"] = provider.dims
+    return fp
+
+
+def memory_source_files(workspace: Workspace) -> list[SourceFile]:
+    return [SourceFile(f.rel, f.abs, "memory", f.size, f.mtime) for f in workspace.list_files()]
+
+
+def media_source_files(
+    workspace: Workspace, ms: MemorySearchSettings, provider: EmbeddingProvider | None
+) -> list[SourceFile]:
+    """Images/audio under extraPaths, when the provider can embed them (SPEC §7)."""
+    if not multimodal_scope(ms, provider)[0]:
+        return []
+    types = media_types(ms.multimodal.modalities)
+    return [
+        SourceFile(f.rel, f.abs, "memory", f.size, f.mtime, media=types[f.abs.suffix.lower()])
+        for f in workspace.list_extra_files(tuple(types))
+    ]
+
+
+class Indexer:
+    """Writes one ``Store`` from a list of source files."""
+
+    def __init__(
+        self,
+        store: Store,
+        provider: EmbeddingProvider | None,
+        ms: MemorySearchSettings,
+        bus: EventBus | None = None,
+        cancel: threading.Event | None = None,
+    ):
+        self.store = store
+        self.provider = provider
+        self.ms = ms
+        self.bus = bus or EventBus()
+        self.cancel = cancel or threading.Event()
+        self._media: dict[str, tuple[str, Path]] = {}  # media chunk hash → (mime, file)
+
+    def sync(
+        self,
+        files: Sequence[SourceFile],
+        *,
+        reason: str = "manual",
+        full: bool = False,
+        publish_done: bool = True,
+    ) -> SyncDone:
+        """Write ``files`` into the store; ``publish_done=False`` when the caller
+        still has work (a full reindex's swap) before the sync is really done."""
+        started = time.perf_counter()
+        self.bus.publish(SyncStarted(reason=reason, full=full))
+        stats = SyncStats(files_total=len(files))
+        known = self.store.files()
+        on_disk = {f.rel for f in files}
+        vanished = [p for p in known if p not in on_disk]
+        if vanished:
+            stats.files_removed = self.store.remove_files(vanished)
+
+        # Only the list of changed files is kept here; their bytes are read again when
+        # each is prepared, so a large sync never holds every changed file in memory.
+        changed: list[SourceFile] = []
+        for f in files:
+            self._check_cancel()
+            rec = known.get(f.rel)
+            if rec and rec.error is None and rec.size == f.size and rec.mtime == f.mtime:
+                continue  # unchanged by metadata; the hash check below catches touch-only edits
+            if rec and rec.error is None:
+                data = self._read(f, stats)
+                if data is None:
+                    continue
+                if rec.hash == sha256_bytes(data):
+                    self.store.replace_file_meta(f.rel, f.mtime, f.size)
+                    continue
+            changed.append(f)
+        self._progress("scan", 0, len(changed), stats)
+
+        pending: list[tuple[SourceFile, str, list[NewChunk], str | None]] = []
+        pending_chunks = 0
+        for done, f in enumerate(changed, start=1):
+            self._check_cancel()
+            data = self._read(f, stats)
+            if data is None:
+                continue
+            prepared = self._prepare(f, data, stats)
+            if prepared is None:
+                continue
+            pending.append(prepared)
+            pending_chunks += len(prepared[2])
+            if pending_chunks >= self._flush_every():
+                self._flush(pending, stats, done, len(changed))
+                pending, pending_chunks = [], 0
+        if pending:
+            self._flush(pending, stats, len(changed), len(changed))
+        if self.ms.cache.enabled:
+            self.store.cache_prune(self.ms.cache.max_entries)
+        done_event = SyncDone(
+            reason=reason,
+            full=full,
+            files_indexed=stats.files_indexed,
+            files_removed=stats.files_removed,
+            chunks_embedded=stats.chunks_embedded,
+            cache_hits=stats.cache_hits,
+            duration=time.perf_counter() - started,
+            errors=tuple(stats.errors),
+        )
+        if publish_done:
+            self.bus.publish(done_event)
+        return done_event
+
+    # -- steps ---------------------------------------------------------------
+    def _read(self, f: SourceFile, stats: SyncStats) -> bytes | None:
+        try:
+            return f.abs.read_bytes()
+        except OSError as exc:
+            self._error(stats, f.rel, f"cannot read: {exc.strerror or exc}")
+            return None
+
+    def _prepare(
+        self, f: SourceFile, data: bytes, stats: SyncStats
+    ) -> tuple[SourceFile, str, list[NewChunk], str | None] | None:
+        file_hash = sha256_bytes(data)
+        problem: str | None = None
+        if f.media is not None:
+            return self._prepare_media(f, data, file_hash, stats)
+        try:
+            # A transcript's limit applies to its flattened text: the JSONL around it
+            # (tool output, metadata) can be far larger than what gets indexed.
+            size = len(data)
+            line_map: list[int] | None = None
+            if f.read is not None:
+                produced = f.read(data)
+                text, line_map = produced if isinstance(produced, tuple) else (produced, None)
+                size = len(text.encode("utf-8"))
+            if size > MAX_INDEX_BYTES:
+                raise UnreadableFile(
+                    f"{f.rel}: {size / 1e6:.1f} MB is over the {MAX_INDEX_BYTES // 2**20} MiB"
+                    " indexing limit; not indexed"
+                )
+            if f.read is None:
+                text, problem = decode_text(data, f.rel)
+        except (UnreadableFile, ValueError) as exc:
+            self._not_indexed(f, file_hash, str(exc), stats)
+            return None
+        if problem:
+            self._error(stats, f.rel, problem)
+
+        def src(line: int) -> int:
+            return line_map[min(line, len(line_map)) - 1] if line_map else line
+
+        chunks = [
+            NewChunk(src(c.start_line), src(c.end_line), c.hash, c.text, None)
+            for c in chunk_markdown(text, self.ms.chunking.tokens, self.ms.chunking.overlap)
+        ]
+        return f, file_hash, chunks, None
+
+    def _not_indexed(self, f: SourceFile, file_hash: str, message: str, stats: SyncStats) -> None:
+        """Record a file that cannot be indexed, with why (status shows it)."""
+        self._error(stats, f.rel, message)
+        self.store.replace_file(
+            path=f.rel,
+            source=f.source,
+            file_hash=file_hash,
+            mtime=f.mtime,
+            size=f.size,
+            model=self._model(),
+            chunks=[],
+            error=message,
+        )
+
+    def _prepare_media(
+        self, f: SourceFile, data: bytes, file_hash: str, stats: SyncStats
+    ) -> tuple[SourceFile, str, list[NewChunk], str | None] | None:
+        """An image or audio file is one chunk: a label of its path for keyword
+        search, and a vector of its bytes (read again when embedding, so large
+        files are not held in memory while a flush fills up)."""
+        limit = self.ms.multimodal.max_file_bytes
+        if len(data) > limit:
+            message = f"{f.rel}: {len(data)} bytes is over multimodal.maxFileBytes ({limit})"
+            self._not_indexed(f, file_hash, message, stats)
+            return None
+        assert f.media is not None
+        chunk_hash = f"media:{file_hash}"
+        self._media[chunk_hash] = (f.media, f.abs)
+        return f, file_hash, [NewChunk(1, 1, chunk_hash, media_label(f.rel, f.media), None)], None
+
+    def _flush(
+        self,
+        pending: list[tuple[SourceFile, str, list[NewChunk], str | None]],
+        stats: SyncStats,
+        files_done: int,
+        files_total: int,
+    ) -> None:
+        vectors: dict[str, np.ndarray] = {}
+        embed_error: str | None = None
+        if self.provider is not None:
+            try:
+                vectors = self._embed_all(
+                    [c for _, _, chunks, _ in pending for c in chunks],
+                    stats,
+                    files_done,
+                    files_total,
+                )
+            except ProviderError as exc:
+                embed_error = f"embedding failed: {exc}"
+                self._error(stats, "(provider)", embed_error)
+        for f, file_hash, chunks, _ in pending:
+            self._check_cancel()
+            with_vecs = [
+                NewChunk(c.start_line, c.end_line, c.hash, c.text, vectors.get(c.hash))
+                for c in chunks
+            ]
+            # A file whose chunks could not be embedded keeps an empty hash so the next
+            # sync retries it; its text is searchable by FTS meanwhile.
+            incomplete = self.provider is not None and any(c.embedding is None for c in with_vecs)
+            self.store.replace_file(
+                path=f.rel,
+                source=f.source,
+                file_hash="" if incomplete else file_hash,
+                mtime=f.mtime,
+                size=f.size,
+                model=self._model(),
+                chunks=with_vecs,
+                # without an error, the chunks wait in remote batch jobs (wait=false);
+                # the note makes the next sync revisit the file and shows in status
+                error=(embed_error or BATCH_PENDING) if incomplete else None,
+            )
+            stats.files_indexed += 1
+        self._progress("write", files_done, files_total, stats)
+
+    def _embed_all(
+        self, chunks: list[NewChunk], stats: SyncStats, files_done: int, files_total: int
+    ) -> dict[str, np.ndarray]:
+        provider = self.provider
+        assert provider is not None
+        fp = provider.fingerprint()
+        pid, model, key = str(fp.get("provider")), str(fp.get("model")), str(fp.get("provider_key"))
+        hashes = list(dict.fromkeys(c.hash for c in chunks))
+        cached = self.store.cache_get(pid, model, key, hashes) if self.ms.cache.enabled else {}
+        dims = provider.dims
+        cached = {h: v for h, v in cached.items() if v.shape[0] == dims}
+        stats.cache_hits += len(cached)
+        text_of = {c.hash: c.text for c in chunks}
+        missing = [h for h in hashes if h not in cached]
+        out = dict(cached)
+        if missing:
+            self.store.set_dims(dims)
+        t0 = time.perf_counter()
+        media = [h for h in missing if h in self._media]
+        texts = [h for h in missing if h not in self._media]
+        # batch jobs (remote.batch) want every text at once; direct requests go in slices
+        step = max(1, len(texts)) if getattr(provider, "bulk", False) else EMBED_BATCH
+        units = [("media", media[i : i + 4]) for i in range(0, len(media), 4)]
+        units += [("text", texts[i : i + step]) for i in range(0, len(texts), step)]
+        # progress counts this sync's chunks: embedded so far of (earlier + this flush's)
+        total = stats.chunks_embedded + len(missing)
+        done = 0
+        for kind, batch in units:
+            self._check_cancel()
+            seen: list[EmbedProgress] = []
+
+            def on_progress(
+                p: EmbedProgress, seen: list[EmbedProgress] = seen, before: int = done
+            ) -> None:
+                seen.append(p)
+                self._embed_progress(stats, p, before, total, t0, files_done, files_total)
+
+            fresh = self._embed_unit(provider, kind, batch, text_of, dims, on_progress, stats)
+            if seen:
+                stats.requests += seen[-1].requests
+                stats.retries += seen[-1].retries
+            out.update(fresh)
+            if self.ms.cache.enabled and fresh:
+                self.store.cache_put(pid, model, key, fresh)
+            stats.chunks_embedded += len(fresh)
+            done += len(batch)
+            self._embed_progress(stats, None, done, total, t0, files_done, files_total)
+        if self.store.dims is None and out:
+            self.store.set_dims(dims)
+        return out
+
+    def _flush_every(self) -> int:
+        """Chunks gathered before embedding and writing. Batch jobs (remote.batch) take
+        hours, so they get one job per big slice instead of one per small flush."""
+        return BULK_FLUSH if getattr(self.provider, "bulk", False) else EMBED_BATCH * 4
+
+    def _embed_unit(
+        self,
+        provider: EmbeddingProvider,
+        kind: str,
+        batch: list[str],
+        text_of: dict[str, str],
+        dims: int,
+        progress: Callable[[EmbedProgress], None],
+        stats: SyncStats,
+    ) -> dict[str, np.ndarray]:
+        """Embed one slice of texts (or media files); returns hash → vector for the
+        ones that are ready (batch jobs may keep some for a later sync)."""
+        try:
+            if kind == "media":
+                items = [(self._media[h][0], self._media[h][1].read_bytes()) for h in batch]
+                vecs = provider.embed_media(items, progress)  # type: ignore[attr-defined]
+            else:
+                vecs = provider.embed_documents([text_of[h] for h in batch], progress)
+        except OSError as exc:
+            raise ProviderError(f"cannot read a media file: {exc}") from exc
+        except EmbeddingsDeferred as deferred:
+            stats.deferred += deferred.pending
+            keep = sorted(deferred.ready)
+            batch = [batch[i] for i in keep]
+            vecs = np.asarray([deferred.ready[i] for i in keep], dtype=np.float32)
+            vecs = vecs.reshape(len(keep), dims)
+        if vecs.shape != (len(batch), dims):
+            raise ProviderError(
+                f"provider returned shape {vecs.shape}, expected ({len(batch)}, {dims})"
+            )
+        return dict(zip(batch, vecs, strict=True))
+
+    def _embed_progress(
+        self,
+        stats: SyncStats,
+        p: EmbedProgress | None,
+        done: int,
+        total: int,
+        t0: float,
+        files_done: int,
+        files_total: int,
+    ) -> None:
+        """One ``embed`` event: chunks (of ``total`` known so far), requests, retries,
+        rate and ETA; ``done`` counts this flush's items before the running call."""
+        in_call = p.items_done if p else 0
+        now = done + in_call
+        embedded = stats.chunks_embedded + in_call
+        elapsed = time.perf_counter() - t0
+        rate = now / elapsed if elapsed > 0 and now else 0.0
+        self.bus.publish(
+            SyncProgress(
+                phase="embed",
+                files_done=files_done,
+                files_total=files_total,
+                chunks_embedded=embedded,
+                chunks_total=total,
+                cache_hits=stats.cache_hits,
+                rate=rate,
+                eta_seconds=(total - embedded) / rate if rate > 0 else None,
+                requests=stats.requests + (p.requests if p else 0),
+                retries=stats.retries + (p.retries if p else 0),
+            )
+        )
+
+    # -- helpers -------------------------------------------------------------
+    def _model(self) -> str:
+        return "none" if self.provider is None else str(self.provider.model)
+
+    def _error(self, stats: SyncStats, path: str, message: str) -> None:
+        stats.errors.append(message)
+        self.bus.publish(FileError(path=path, error=message))
+
+    def _progress(self, phase: str, done: int, total: int, stats: SyncStats) -> None:
+        self.bus.publish(
+            SyncProgress(
+                phase=phase,
+                files_done=done,
+                files_total=total,
+                chunks_embedded=stats.chunks_embedded,
+                cache_hits=stats.cache_hits,
+            )
+        )
+
+    def _check_cancel(self) -> None:
+        if self.cancel.is_set():
+            raise SyncCancelled("sync cancelled")
+
+
+# -- full reindex file handling -------------------------------------------------
+def temp_index_path(index_path: Path) -> Path:
+    return index_path.with_name(f"{index_path.name}{TMP_MARKER}{os.getpid()}.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_debris(
+    index_path: Path,
+    *,
+    assume_dead: bool = False,
+    salvage: Callable[[Path], object] | None = None,
+) -> list[Path]:
+    """Remove temp files of reindexes whose process is gone (crash or kill -9).
+
+    ``assume_dead`` is for callers holding the writer lock: a reindex only runs
+    under that lock, so every temp file is then debris, even one whose pid was
+    reused by an unrelated process. ``salvage(temp_db)`` runs before a dead
+    build's file is deleted, so the embeddings it paid for (its cache) can be
+    kept and the interrupted reindex resumes instead of starting over.
+    """
+    removed: list[Path] = []
+    prefix = index_path.name + TMP_MARKER
+    if not index_path.parent.is_dir():
+        return removed
+    entries = sorted(
+        (e for e in index_path.parent.iterdir() if e.name.startswith(prefix)),
+        key=lambda e: len(e.name),  # the main file before its -wal/-shm/-journal
+    )
+    for entry in entries:
+        pid_text = entry.name[len(prefix) :].split(".", 1)[0]
+        if (
+            not assume_dead
+            and pid_text.isdigit()
+            and int(pid_text) != os.getpid()
+            and _pid_alive(int(pid_text))
+        ):
+            continue
+        if salvage is not None and entry.name.endswith(".tmp") and entry.stat().st_size > 0:
+            with contextlib.suppress(Exception):
+                salvage(entry)
+        with contextlib.suppress(OSError):
+            entry.unlink()
+            removed.append(entry)
+    return removed
+
+
+def finalize_for_swap(store: Store) -> None:
+    """Leave the temp file self-contained (no WAL) so renaming it is safe."""
+    store.db.execute("pragma wal_checkpoint(TRUNCATE)")
+    store.db.execute("pragma journal_mode=delete")
+    store.close()
+
+
+def copy_into(temp_path: Path, index_path: Path, binding: str, busy_ms: int = 30_000) -> None:
+    """Replace the index's contents with the rebuilt file, in one SQLite transaction.
+
+    SQLite's online backup, not ``os.replace``: renaming a new file over a
+    database that other processes (a second memdeck, OpenClaw) hold open would
+    leave them on the old inode while sharing the ``-wal``/``-shm`` names with
+    the new one, which SQLite documents as a way to corrupt a database. The
+    backup writes every page into the live file's WAL and commits once, so
+    readers keep their snapshot until the commit, other processes see the new
+    index on their next read, and a kill before the commit leaves the old index
+    untouched (uncommitted WAL frames are discarded on the next open).
+    """
+    if binding.startswith("apsw"):
+        import apsw
+
+        src = apsw.Connection(str(temp_path), flags=apsw.SQLITE_OPEN_READONLY)
+        dst = apsw.Connection(str(index_path))
+        try:
+            dst.setbusytimeout(busy_ms)
+            with dst.backup("main", src, "main") as backup:
+                while not backup.done:
+                    backup.step(-1)
+            dst.execute("pragma wal_checkpoint(PASSIVE)").fetchall()
+        finally:
+            dst.close()
+            src.close()
+        return
+    import importlib
+
+    module = importlib.import_module(binding)  # "sqlite3" or "pysqlite3.dbapi2"
+    src = module.connect(f"file:{temp_path}?mode=ro", uri=True)
+    dst = module.connect(str(index_path), timeout=busy_ms / 1000)
+    try:
+        src.backup(dst)
+        dst.execute("pragma wal_checkpoint(PASSIVE)").fetchall()
+    finally:
+        dst.close()
+        src.close()

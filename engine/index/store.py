@@ -1,0 +1,619 @@
+"""The index database: files, chunks, FTS5, sqlite-vec and the embedding cache.
+
+One SQLite file per agent. Vectors are always stored as float32 blobs in
+``chunks.embedding`` (the source of truth for the numpy path and for rebuilding
+the ``vec0`` table); ``chunks_vec`` is an accelerator that exists only when
+sqlite-vec loaded and the dimension is known.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.index.db import Database, DatabaseError, VecStatus
+
+SCHEMA_VERSION = 1
+#: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
+NUMPY_BUDGET_BYTES = 256 * 2**20
+#: rows per query while loading the numpy matrix
+MATRIX_PAGE = 4096
+
+_SCHEMA = """
+create table if not exists meta (key text primary key, value text not null);
+create table if not exists files (
+    path text primary key, source text not null, hash text not null,
+    mtime real not null, size integer not null, chunks integer not null default 0,
+    error text, indexed_at real not null
+);
+create table if not exists chunks (
+    id integer primary key, path text not null, source text not null,
+    start_line integer not null, end_line integer not null, hash text not null,
+    model text not null, text text not null, embedding blob, updated_at real not null
+);
+create index if not exists chunks_path on chunks(path);
+create table if not exists embedding_cache (
+    provider text not null, model text not null, provider_key text not null,
+    hash text not null, embedding blob not null, dims integer not null,
+    updated_at real not null,
+    primary key (provider, model, provider_key, hash)
+);
+create index if not exists embedding_cache_age on embedding_cache(updated_at);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    start_line: int
+    end_line: int
+    hash: str
+    text: str
+    embedding: np.ndarray | None
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    path: str
+    source: str
+    hash: str
+    mtime: float
+    size: int
+    chunks: int
+    error: str | None
+
+
+def _blob(vec: np.ndarray | None) -> bytes | None:
+    return None if vec is None else np.asarray(vec, dtype=np.float32).tobytes()
+
+
+class _VectorMatrix:
+    """The numpy path's vectors: a preallocated buffer with spare rows.
+
+    ``updated`` holds each row's ``chunks.updated_at``: a chunk id that was deleted
+    and inserted again (SQLite reuses the highest rowids) is recognised as new.
+    """
+
+    def __init__(self, key: object, sources: tuple[str, ...], dims: int, capacity: int):
+        self.key = key
+        self.sources = sources
+        self.dims = dims
+        self.ids = np.empty(capacity, dtype=np.int64)
+        self.updated = np.empty(capacity, dtype=np.float64)
+        self.matrix = np.empty((capacity, dims), dtype=np.float32)
+        self.n = 0
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.ids[: self.n], self.matrix[: self.n]
+
+    def _marks(self) -> str:
+        return ",".join("?" * len(self.sources))
+
+    def _append(self, cid: int, updated: float, blob: bytes) -> bool:
+        if len(blob) != self.dims * 4 or self.n >= len(self.ids):
+            return len(blob) != self.dims * 4  # a wrong-sized row is skipped, not fatal
+        self.ids[self.n] = cid
+        self.updated[self.n] = updated
+        self.matrix[self.n] = np.frombuffer(blob, dtype=np.float32)
+        self.n += 1
+        return True
+
+    @classmethod
+    def load(cls, store: Store, key: object, sources: tuple[str, ...], dims: int) -> _VectorMatrix:
+        """Read every vector in pages straight into the buffer (peak ≈ one matrix)."""
+        count = store._embedded_count()
+        vm = cls(key, sources, dims, count + max(64, count // 50))
+        last = -(2**63)
+        while True:
+            rows = store.db.execute(
+                "select id, updated_at, embedding from chunks where embedding is not null"
+                f" and id > ? and source in ({vm._marks()}) order by id limit {MATRIX_PAGE}",
+                [last, *sources],
+            )
+            if not rows:
+                break
+            last = rows[-1][0]
+            for cid, updated, blob in rows:
+                if not vm._append(cid, updated, blob):  # grew while loading: one more pass
+                    return cls.load(store, key, sources, dims)
+        return vm
+
+    def refresh(self, store: Store, key: object) -> bool:
+        """Apply the table's changes in place; False when a full reload is better."""
+        listing = store.db.execute(
+            "select id, updated_at from chunks where embedding is not null"
+            f" and source in ({self._marks()})",
+            list(self.sources),
+        )
+        cur_ids = np.fromiter((r[0] for r in listing), dtype=np.int64, count=len(listing))
+        cur_upd = np.fromiter((r[1] for r in listing), dtype=np.float64, count=len(listing))
+        n = self.n
+        if n == 0:
+            return False
+        order = np.argsort(self.ids[:n], kind="stable")
+        sorted_ids = self.ids[:n][order]
+        pos = np.searchsorted(sorted_ids, cur_ids)
+        pos_ok = pos < n
+        found = np.zeros(len(cur_ids), dtype=bool)
+        found[pos_ok] = sorted_ids[pos[pos_ok]] == cur_ids[pos_ok]
+        rows_of_cur = np.where(found, order[np.minimum(pos, n - 1)], -1)
+        same = found & (self.updated[np.maximum(rows_of_cur, 0)] == cur_upd)
+        keep = np.zeros(n, dtype=bool)
+        keep[rows_of_cur[same]] = True
+        added = cur_ids[~same]
+        holes = np.flatnonzero(~keep)
+        if len(added) + len(holes) > max(1000, n // 4):
+            return False
+        if n - len(holes) + len(added) > len(self.ids):
+            return False
+        # Fill holes by moving the last kept rows into them (order does not matter).
+        for h in holes[::-1]:
+            last = self.n - 1
+            if h != last:
+                self.ids[h] = self.ids[last]
+                self.updated[h] = self.updated[last]
+                self.matrix[h] = self.matrix[last]
+            self.n -= 1
+        for start in range(0, len(added), 500):
+            part = [int(i) for i in added[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            for cid, updated, blob in store.db.execute(
+                f"select id, updated_at, embedding from chunks where id in ({marks})", part
+            ):
+                if blob is not None:
+                    self._append(cid, updated, blob)
+        self.key = key
+        return True
+
+
+class Store:
+    """Typed operations on one index file. Thread-safe through ``Database``'s lock."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        vector_enabled: bool = True,
+        extension_path: str | None = None,
+        fts_tokenizer: str = "unicode61",
+        binding: str | None = None,
+    ):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = Database(self.path, binding=binding)
+        self.fts_tokenizer = fts_tokenizer
+        try:
+            self.db.execute("pragma journal_mode=wal")
+            self.db.execute("pragma synchronous=normal")
+            self.db.execute("pragma foreign_keys=off")
+            for stmt in _SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    self.db.execute(stmt)
+            self.db.execute(
+                "insert or ignore into meta(key, value) values ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        except DatabaseError:
+            self.db.close()
+            raise
+        self.vec: VecStatus = (
+            self.db.load_sqlite_vec(extension_path)
+            if vector_enabled
+            else VecStatus(False, reason="disabled by store.vector.enabled=false")
+        )
+        self.fts_available = self._ensure_fts()
+        self._vec_dims: int | None = None
+        self._matrix_cache: _VectorMatrix | None = None
+        self._generation = 0
+        self._other_sources_cache: tuple[tuple[int, int], bool] | None = None
+        self._embedded_cache: tuple[tuple[int, int], int] | None = None
+        self._fts_rows_cache: tuple[tuple[int, int], int] | None = None
+        self._df_cache: dict[str, tuple[int, int]] = {}
+        dims = self.get_meta("dims")
+        if dims:
+            self._ensure_vec_table(int(dims))
+
+    # -- meta -----------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        return self.db.scalar("select value from meta where key = ?", (key,))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "insert into meta(key, value) values (?, ?) "
+            "on conflict(key) do update set value = excluded.value",
+            (key, value),
+        )
+
+    def fingerprint(self) -> dict | None:
+        raw = self.get_meta("fingerprint")
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def set_fingerprint(self, fp: dict) -> None:
+        self.set_meta("fingerprint", json.dumps(fp, sort_keys=True))
+
+    # -- FTS / vec tables -----------------------------------------------------
+    def _ensure_fts(self) -> bool:
+        tokenizer = "trigram" if self.fts_tokenizer == "trigram" else "unicode61"
+        try:
+            self.db.execute(
+                f"create virtual table if not exists chunks_fts using fts5("
+                f"text, tokenize='{tokenizer}')"
+            )
+            return True
+        except DatabaseError:
+            return False
+
+    def _ensure_vec_table(self, dims: int) -> None:
+        if not self.vec.loaded:
+            self._vec_dims = dims
+            return
+        existing = self.db.scalar("select sql from sqlite_master where name = 'chunks_vec'")
+        wanted = f"float[{dims}]"
+        if existing and wanted not in existing:
+            self.db.execute("drop table chunks_vec")
+            existing = None
+        if not existing:
+            self.db.execute(
+                "create virtual table chunks_vec using vec0("
+                f"embedding float[{dims}] distance_metric=cosine)"
+            )
+            rows = self.db.execute("select id, embedding from chunks where embedding is not null")
+            self.db.executemany(
+                "insert into chunks_vec(rowid, embedding) values (?, ?)",
+                [(r[0], r[1]) for r in rows if r[1] is not None and len(r[1]) == dims * 4],
+            )
+        self._vec_dims = dims
+
+    def set_dims(self, dims: int) -> None:
+        if self.get_meta("dims") != str(dims):
+            self.set_meta("dims", str(dims))
+        if self._vec_dims != dims:
+            self._ensure_vec_table(dims)
+
+    @property
+    def dims(self) -> int | None:
+        d = self.get_meta("dims")
+        return int(d) if d else None
+
+    # -- files and chunks -------------------------------------------------------
+    def files(self) -> dict[str, FileRecord]:
+        rows = self.db.execute("select path, source, hash, mtime, size, chunks, error from files")
+        return {r[0]: FileRecord(*r) for r in rows}
+
+    def replace_file(
+        self,
+        *,
+        path: str,
+        source: str,
+        file_hash: str,
+        mtime: float,
+        size: int,
+        model: str,
+        chunks: Sequence[NewChunk],
+        error: str | None = None,
+    ) -> None:
+        """Swap all rows of one file in one transaction (readers see old or new)."""
+        now = time.time()
+        with self.db.transaction():
+            self._delete_chunks(path)
+            for ch in chunks:
+                emb = _blob(ch.embedding)
+                self.db.execute(
+                    "insert into chunks(path, source, start_line, end_line, hash, model, text,"
+                    " embedding, updated_at) values (?,?,?,?,?,?,?,?,?)",
+                    (path, source, ch.start_line, ch.end_line, ch.hash, model, ch.text, emb, now),
+                )
+                cid = self.db.scalar("select last_insert_rowid()")
+                if self.fts_available:
+                    self.db.execute(
+                        "insert into chunks_fts(rowid, text) values (?, ?)", (cid, ch.text)
+                    )
+                if emb is not None and self.vec.loaded and self._vec_dims:
+                    self.db.execute(
+                        "insert into chunks_vec(rowid, embedding) values (?, ?)", (cid, emb)
+                    )
+            self.db.execute(
+                "insert into files(path, source, hash, mtime, size, chunks, error, indexed_at)"
+                " values (?,?,?,?,?,?,?,?) on conflict(path) do update set source=excluded.source,"
+                " hash=excluded.hash, mtime=excluded.mtime, size=excluded.size,"
+                " chunks=excluded.chunks, error=excluded.error, indexed_at=excluded.indexed_at",
+                (path, source, file_hash, mtime, size, len(chunks), error, now),
+            )
+        self._generation += 1
+
+    def replace_file_meta(self, path: str, mtime: float, size: int) -> None:
+        """Record a new mtime/size for a file whose content hash did not change."""
+        self.db.execute("update files set mtime = ?, size = ? where path = ?", (mtime, size, path))
+
+    def remove_files(self, paths: Iterable[str]) -> int:
+        n = 0
+        with self.db.transaction():
+            for path in paths:
+                self._delete_chunks(path)
+                self.db.execute("delete from files where path = ?", (path,))
+                n += 1
+        self._generation += 1
+        return n
+
+    def _delete_chunks(self, path: str) -> None:
+        ids = [r[0] for r in self.db.execute("select id from chunks where path = ?", (path,))]
+        if not ids:
+            return
+        if self.fts_available:
+            self.db.executemany("delete from chunks_fts where rowid = ?", [(i,) for i in ids])
+        if self.vec.loaded and self._vec_dims:
+            self.db.executemany("delete from chunks_vec where rowid = ?", [(i,) for i in ids])
+        self.db.execute("delete from chunks where path = ?", (path,))
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        if not ids:
+            return {}
+        out: dict[int, ChunkRow] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for r in self.db.execute(
+                "select id, path, source, start_line, end_line, text from chunks"
+                f" where id in ({marks})",
+                part,
+            ):
+                out[r[0]] = ChunkRow(*r)
+        return out
+
+    def file_mtimes(self, paths: Sequence[str]) -> dict[str, float]:
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        return {
+            r[0]: float(r[1])
+            for r in self.db.execute(
+                f"select path, mtime from files where path in ({marks})", list(paths)
+            )
+        }
+
+    def chunk_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {
+            r[0]: np.frombuffer(r[1], dtype=np.float32)
+            for r in self.db.execute(
+                f"select id, embedding from chunks where id in ({marks})", list(ids)
+            )
+            if r[1] is not None
+        }
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "files": int(self.db.scalar("select count(*) from files") or 0),
+            "chunks": int(self.db.scalar("select count(*) from chunks") or 0),
+            "embedded": int(
+                self.db.scalar("select count(*) from chunks where embedding is not null") or 0
+            ),
+            "cache_entries": int(self.db.scalar("select count(*) from embedding_cache") or 0),
+        }
+
+    # -- embedding cache --------------------------------------------------------
+    def cache_get(
+        self, provider: str, model: str, provider_key: str, hashes: Sequence[str]
+    ) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(hashes), 500):
+            part = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(part))
+            for h, blob in self.db.execute(
+                "select hash, embedding from embedding_cache where provider=? and model=?"
+                f" and provider_key=? and hash in ({marks})",
+                [provider, model, provider_key, *part],
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def cache_put(
+        self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]
+    ) -> None:
+        now = time.time()
+        with self.db.transaction():
+            self.db.executemany(
+                "insert or replace into embedding_cache(provider, model, provider_key, hash,"
+                " embedding, dims, updated_at) values (?,?,?,?,?,?,?)",
+                [
+                    (provider, model, provider_key, h, _blob(v), int(v.shape[0]), now)
+                    for h, v in items.items()
+                ],
+            )
+
+    def cache_prune(self, max_entries: int) -> int:
+        count = int(self.db.scalar("select count(*) from embedding_cache") or 0)
+        excess = count - max_entries
+        if excess <= 0:
+            return 0
+        self.db.execute(
+            "delete from embedding_cache where rowid in (select rowid from embedding_cache"
+            " order by updated_at asc limit ?)",
+            (excess,),
+        )
+        return excess
+
+    def copy_cache_from(self, other_path: Path) -> int:
+        """Seed this store's cache from another index file (used by full reindex)."""
+        if not Path(other_path).exists():
+            return 0
+        try:
+            self.db.execute("attach database ? as old", (str(other_path),))
+        except DatabaseError:
+            return 0
+        try:
+            self.db.execute(
+                "insert or ignore into embedding_cache select * from old.embedding_cache"
+            )
+            return int(self.db.scalar("select changes()") or 0)
+        except DatabaseError:
+            return 0
+        finally:
+            with contextlib.suppress(DatabaseError):
+                self.db.execute("detach database old")
+
+    # -- retrieval --------------------------------------------------------------
+    def fts_search(self, match: str, limit: int, sources: Sequence[str]) -> list[tuple[int, float]]:
+        """(chunk id, bm25 rank) best first; rank is FTS5's (negative, smaller is better)."""
+        if not self.fts_available:
+            return []
+        if self._only_memory(sources):
+            # No join: FTS5 ranks and cuts by itself, which at 100k chunks is several
+            # times faster than looking every match up in ``chunks`` to filter by source.
+            sql = (
+                "select rowid, bm25(chunks_fts) as rank from chunks_fts"
+                " where chunks_fts match ? order by rank limit ?"
+            )
+            params: list[object] = [match, limit]
+        else:
+            marks = ",".join("?" * len(sources))
+            sql = (
+                "select f.rowid, bm25(chunks_fts) as rank from chunks_fts f"
+                " join chunks c on c.id = f.rowid"
+                f" where chunks_fts match ? and c.source in ({marks})"
+                " order by rank limit ?"
+            )
+            params = [match, *sources, limit]
+        return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
+
+    def fts_row_count(self) -> int:
+        """Rows in the FTS table (all sources: bm25's N), cached until the next write."""
+        key = self._state_key()
+        if self._fts_rows_cache is None or self._fts_rows_cache[0] != key:
+            n = int(self.db.scalar("select count(*) from chunks") or 0) if self.fts_available else 0
+            self._fts_rows_cache = (key, n)
+        return self._fts_rows_cache[1]
+
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each query term (as FTS5 tokenizes it).
+
+        Cached per term; an entry is reused until the index grows or shrinks by
+        more than 5 %, which is precise enough for the only use: spotting terms
+        that occur in at least half the chunks (see ``engine.search.pipeline``).
+        """
+        total = self.fts_row_count()
+        out: dict[str, int] = {}
+        for term in terms:
+            cached = self._df_cache.get(term)
+            if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
+                out[term] = cached[1]
+                continue
+            phrase = '"' + term.replace('"', '""') + '"'
+            try:
+                n = int(
+                    self.db.scalar(
+                        "select count(*) from chunks_fts where chunks_fts match ?", (phrase,)
+                    )
+                    or 0
+                )
+            except DatabaseError:
+                n = 0
+            if len(self._df_cache) > 50_000:
+                self._df_cache.clear()
+            self._df_cache[term] = (total, n)
+            out[term] = n
+        return out
+
+    def vector_search(
+        self, query: np.ndarray, limit: int, sources: Sequence[str], *, path: str = "auto"
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity) best first, by sqlite-vec or in-process numpy."""
+        q = np.asarray(query, dtype=np.float32)
+        use_vec = path == "sqlite-vec" or (path == "auto" and self._auto_prefers_vec())
+        if use_vec and self.vec.loaded and self._vec_dims == q.shape[0]:
+            k = limit if self._only_memory(sources) else limit * 4
+            rows = self.db.execute(
+                "select v.rowid, v.distance, c.source from chunks_vec v join chunks c"
+                " on c.id = v.rowid where v.embedding match ? and k = ? order by v.distance",
+                (q.tobytes(), k),
+            )
+            wanted = set(sources)
+            return [(int(r[0]), 1.0 - float(r[1])) for r in rows if r[2] in wanted][:limit]
+        return self._numpy_search(q, limit, sources)
+
+    def _state_key(self) -> tuple[int, int]:
+        """Changes whenever this store or another connection commits a write."""
+        return self._generation, int(self.db.scalar("pragma data_version") or 0)
+
+    def _only_memory(self, sources: Sequence[str]) -> bool:
+        return list(sources) == ["memory"] and not self._has_other_sources()
+
+    def _auto_prefers_vec(self) -> bool:
+        """The ``auto`` vector path: numpy while the matrix fits its memory budget.
+
+        Measured on 2 cores (README "Benchmarks"): a numpy matrix-vector product over
+        100k×384 float32 takes ~5 ms against ~30 ms for sqlite-vec's brute-force
+        ``vec0`` scan, so numpy wins whenever the matrix may live in memory. Above
+        ``NUMPY_BUDGET_BYTES`` sqlite-vec keeps the process small.
+        """
+        if not self.vec.loaded:
+            return False
+        n = self._embedded_count()
+        return n * (self._vec_dims or 0) * 4 > NUMPY_BUDGET_BYTES
+
+    def _embedded_count(self) -> int:
+        key = self._state_key()
+        if self._embedded_cache is None or self._embedded_cache[0] != key:
+            n = int(self.db.scalar("select count(*) from chunks where embedding is not null") or 0)
+            self._embedded_cache = (key, n)
+        return self._embedded_cache[1]
+
+    def _has_other_sources(self) -> bool:
+        key = self._state_key()
+        cached = self._other_sources_cache
+        if cached is None or cached[0] != key:
+            found = bool(self.db.scalar("select 1 from chunks where source != 'memory' limit 1"))
+            cached = self._other_sources_cache = (key, found)
+        return cached[1]
+
+    def vector_matrix(self, sources: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, matrix) of stored vectors, kept in step with the table.
+
+        After a write only the rows that changed are read again: an edit to one
+        daily log must not cost a reload of 100k vectors (~1.4 s) before the next
+        search. Rows are in no particular order.
+        """
+        key = (self._state_key(), tuple(sources))
+        cache = self._matrix_cache
+        if cache is not None and cache.key == key:
+            return cache.view()
+        if cache is not None and cache.sources == tuple(sources) and cache.refresh(self, key):
+            return cache.view()
+        self._matrix_cache = None  # let the old matrix go before building the new one
+        self._matrix_cache = _VectorMatrix.load(self, key, tuple(sources), self.dims or 0)
+        return self._matrix_cache.view()
+
+    def _numpy_search(
+        self, q: np.ndarray, limit: int, sources: Sequence[str]
+    ) -> list[tuple[int, float]]:
+        ids, matrix = self.vector_matrix(sources)
+        if matrix.shape[0] == 0 or matrix.shape[1] != q.shape[0]:
+            return []
+        sims = matrix @ q
+        k = min(limit, sims.shape[0])
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(int(ids[i]), float(sims[i])) for i in top]
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,1 @@
+"""What the agent does with its memory: flush, recall tracking, dreaming, session transcripts."""

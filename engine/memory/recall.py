@@ -1,0 +1,267 @@
+"""Recall tracking: every ``memory_search`` hit, kept in the index database.
+
+Dreaming (``engine.memory.dreaming``) decides what deserves a place in ``MEMORY.md``
+from how often, how well and for how many different questions a note was
+recalled. That evidence is collected here, one row per hit: the query, the hit
+(path, line range, text hash, chunk id), its score and the time.
+
+Three promises shape the module:
+
+* **Cheap.** One ``executemany`` inside one short transaction per search, after
+  the results are ranked; a failure to record is counted and swallowed, never
+  turned into a failed search.
+* **Survives a full reindex.** A full reindex builds a new index file and swaps
+  it in; :func:`carry_over` copies the events into the new file under the
+  engine's swap lock, so the history is not lost with the old file. Rows carry
+  the chunk's text hash and line range rather than relying on chunk ids, which
+  a rebuild renumbers.
+* **Bounded.** Events older than :data:`RETENTION_DAYS` are pruned now and then,
+  and the table never holds more than :data:`MAX_EVENTS` rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+import time
+import unicodedata
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.index.db import DatabaseError
+from engine.index.store import Store
+
+if TYPE_CHECKING:
+    from engine.core import Engine
+    from engine.search.pipeline import SearchOutcome
+
+#: Longer than any dreaming window (deep maxAgeDays 30, recovery lookback 30).
+RETENTION_DAYS = 120
+MAX_EVENTS = 200_000
+#: Prune every this many recorded searches (pruning is a cheap indexed delete).
+PRUNE_EVERY = 500
+
+_SCHEMA = (
+    """create table if not exists {db}recall_events (
+        id integer primary key,
+        at real not null,
+        query text not null,
+        query_key text not null,
+        path text not null,
+        source text not null,
+        start_line integer not null,
+        end_line integer not null,
+        chunk_id integer,
+        chunk_hash text not null,
+        score real not null
+    )""",
+    "create index if not exists {db}recall_events_at on recall_events(at)",
+    "create index if not exists {db}recall_events_path on recall_events(path, start_line)",
+)
+_COLUMNS = "at, query, query_key, path, source, start_line, end_line, chunk_id, chunk_hash, score"
+
+_ready: weakref.WeakSet[Store] = weakref.WeakSet()
+_ready_lock = threading.Lock()
+_searches_recorded = 0
+_failures = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RecallEvent:
+    """One search hit as it was recorded."""
+
+    at: float  # unix time
+    query: str
+    query_key: str  # normalised query, for counting distinct questions
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    chunk_hash: str
+    score: float
+    chunk_id: int | None = None
+
+
+def query_key(query: str) -> str:
+    """The form under which two queries count as the same question.
+
+    NFC, lower case and collapsed whitespace: "Postgres  port" and "postgres
+    port" are one question, "postgres port?" is another (punctuation can change
+    the meaning and costs nothing to keep).
+    """
+    return " ".join(unicodedata.normalize("NFC", query).lower().split())
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def ensure_schema(store: Store) -> None:
+    """Create the table on this store's connection once per Store object."""
+    with _ready_lock:
+        if store in _ready:
+            return
+    for stmt in _SCHEMA:
+        store.db.execute(stmt.format(db=""))
+    with _ready_lock:
+        _ready.add(store)
+
+
+def record_events(store: Store, events: Sequence[RecallEvent]) -> int:
+    """Insert events in one transaction; returns how many were written."""
+    if not events:
+        return 0
+    ensure_schema(store)
+    rows = [
+        (
+            e.at,
+            e.query,
+            e.query_key,
+            e.path,
+            e.source,
+            e.start_line,
+            e.end_line,
+            e.chunk_id,
+            e.chunk_hash,
+            float(e.score),
+        )
+        for e in events
+    ]
+    with store.db.transaction():
+        store.db.executemany(
+            f"insert into recall_events({_COLUMNS}) values (?,?,?,?,?,?,?,?,?,?)", rows
+        )
+    return len(rows)
+
+
+def events_from_outcome(query: str, outcome: SearchOutcome, at: float) -> list[RecallEvent]:
+    """The rows one search produces: one per returned result (not per candidate)."""
+    key = query_key(query)
+    return [
+        RecallEvent(
+            at=at,
+            query=query,
+            query_key=key,
+            path=c.path,
+            source=c.source,
+            start_line=c.start_line,
+            end_line=c.end_line,
+            chunk_hash=text_hash(c.text),
+            score=min(1.0, max(0.0, float(c.score))),
+            chunk_id=c.chunk_id,
+        )
+        for c in outcome.results
+    ]
+
+
+def record_search(
+    engine: Engine, query: str, outcome: SearchOutcome, *, at: float | None = None
+) -> int:
+    """Record the hits of one ``memory_search``; never raises.
+
+    Holds the engine's swap lock for the insert so a full reindex cannot swap
+    the file out between "which store" and "write": the event lands either in
+    the old file (and is carried over) or in the new one.
+    """
+    global _searches_recorded, _failures
+    if not outcome.results or not query.strip():
+        return 0
+    events = events_from_outcome(query, outcome, time.time() if at is None else at)
+    try:
+        with engine._swap_lock:
+            written = record_events(engine.store, events)
+            _searches_recorded += 1
+            if _searches_recorded % PRUNE_EVERY == 0:
+                prune(engine.store)
+        return written
+    except (DatabaseError, OSError):
+        _failures += 1
+        return 0
+
+
+def failures() -> int:
+    """How many searches could not be recorded in this process (for status/debugging)."""
+    return _failures
+
+
+def prune(store: Store, *, now: float | None = None) -> int:
+    """Drop events older than the retention window and above the row cap."""
+    ensure_schema(store)
+    now = time.time() if now is None else now
+    cutoff = now - RETENTION_DAYS * 86400
+    with store.db.transaction():
+        store.db.execute("delete from recall_events where at < ?", (cutoff,))
+        removed = int(store.db.scalar("select changes()") or 0)
+        count = int(store.db.scalar("select count(*) from recall_events") or 0)
+        if count > MAX_EVENTS:
+            store.db.execute(
+                "delete from recall_events where id in "
+                "(select id from recall_events order by at limit ?)",
+                (count - MAX_EVENTS,),
+            )
+            removed += count - MAX_EVENTS
+    return removed
+
+
+def load_events(
+    store: Store, *, since: float | None = None, until: float | None = None
+) -> list[RecallEvent]:
+    """Events in [since, until], oldest first."""
+    ensure_schema(store)
+    sql = f"select {_COLUMNS} from recall_events where at >= ? and at <= ? order by at, id"
+    rows = store.db.execute(
+        sql, (float("-inf") if since is None else since, float("inf") if until is None else until)
+    )
+    return [_event(r) for r in rows]
+
+
+def _event(row: Sequence[Any]) -> RecallEvent:
+    at, query, key, path, source, start, end, chunk_id, chunk_hash, score = row
+    return RecallEvent(
+        at=float(at),
+        query=str(query),
+        query_key=str(key),
+        path=str(path),
+        source=str(source),
+        start_line=int(start),
+        end_line=int(end),
+        chunk_hash=str(chunk_hash),
+        score=float(score),
+        chunk_id=None if chunk_id is None else int(chunk_id),
+    )
+
+
+def count_events(store: Store) -> int:
+    ensure_schema(store)
+    return int(store.db.scalar("select count(*) from recall_events") or 0)
+
+
+def carry_over(old: Store, new_path: Path | str) -> int:
+    """Copy every recall event from ``old`` into the (closed) index file at ``new_path``.
+
+    Called by the engine just before a rebuilt index replaces the old one.
+    Uses ATTACH so the rows never pass through Python. Never raises: losing
+    the history is bad, failing a reindex over it would be worse.
+    """
+    try:
+        ensure_schema(old)
+        old.db.execute("attach database ? as carried", (str(new_path),))
+    except DatabaseError:
+        return 0
+    try:
+        for stmt in _SCHEMA:
+            old.db.execute(stmt.format(db="carried."))
+        old.db.execute(
+            f"insert into carried.recall_events({_COLUMNS}) "
+            f"select {_COLUMNS} from main.recall_events order by id"
+        )
+        return int(old.db.scalar("select changes()") or 0)
+    except DatabaseError:
+        return 0
+    finally:
+        with contextlib.suppress(DatabaseError):
+            old.db.execute("detach database carried")

@@ -1,0 +1,1 @@
+"""The search pipeline and every score formula it applies."""

@@ -1,0 +1,585 @@
+"""The search pipeline, split in two so the ranking can be replayed.
+
+``retrieve`` does the I/O (FTS5 candidates, vector candidates, chunk rows);
+``rank`` is pure and turns a ``Retrieval`` plus ``SearchOptions`` into a
+``SearchOutcome`` in which every candidate — returned or dropped — carries
+every intermediate number. The CLI's ``--explain``, the TUI's breakdown panel
+and the tests all read these objects; nothing recomputes scores for display.
+
+Pipeline: query → FTS candidates + vector candidates → merge (fusion) →
+temporal decay → sort → MMR → minScore (with keyword rescue) → top maxResults.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+
+from engine.config.settings import MemorySearchSettings
+from engine.embeddings.base import EmbeddingProvider, ProviderError
+from engine.index.store import ChunkRow, Store
+from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
+from engine.search import scoring
+
+Mode = Literal["hybrid", "fts", "vector"]
+SNIPPET_MAX_CHARS = 700
+#: below this many chunks the OR fallback keeps every term (see ``_or_query``)
+PRUNE_MIN_ROWS = 2000
+#: length of the FTS ranking a hybrid retrieval reads to score vector candidates
+COMPLETE_WINDOW = 1000
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """Every knob of the ranking; defaults come from ``MemorySearchSettings``."""
+
+    mode: Mode = "hybrid"
+    max_results: int = 6
+    min_score: float = 0.35
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    candidate_multiplier: float = 4
+    fusion: str = "geometric"
+    normalization: str = "minmax"
+    rrf_k: int = 60
+    mmr_enabled: bool = False
+    mmr_lambda: float = 0.7
+    mmr_similarity: str = "jaccard"
+    decay_enabled: bool = False
+    half_life_days: float = 30.0
+    sources: tuple[str, ...] = ("memory",)
+
+    @classmethod
+    def from_settings(cls, ms: MemorySearchSettings) -> SearchOptions:
+        q = ms.query
+        h = q.hybrid
+        return cls(
+            mode="hybrid" if h.enabled else "fts",
+            max_results=q.max_results,
+            min_score=q.min_score,
+            vector_weight=h.vector_weight,
+            text_weight=h.text_weight,
+            candidate_multiplier=h.candidate_multiplier,
+            fusion=h.fusion,
+            normalization=h.normalization,
+            rrf_k=h.rrf_k,
+            mmr_enabled=h.mmr.enabled,
+            mmr_lambda=h.mmr.lambda_,
+            mmr_similarity=h.mmr.similarity,
+            decay_enabled=h.temporal_decay.enabled,
+            half_life_days=h.temporal_decay.half_life_days,
+            sources=tuple(ms.sources) if ms.session_memory else ("memory",),
+        )
+
+    def with_(self, **changes: object) -> SearchOptions:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    @property
+    def candidates(self) -> int:
+        return scoring.candidate_count(self.max_results, self.candidate_multiplier)
+
+
+@dataclass
+class Retrieval:
+    """The raw material of a ranking: both candidate lists and the chunk rows."""
+
+    query: str
+    fts_query: str | None
+    fts_operator: str | None  # "AND", "OR" (fallback) or None
+    fts_hits: list[tuple[int, float]]  # (chunk id, bm25 rank), best first
+    vector_hits: list[tuple[int, float]]  # (chunk id, cosine), best first
+    rows: dict[int, ChunkRow]
+    vectors: dict[int, np.ndarray]
+    file_mtimes: dict[str, float]
+    fts_available: bool
+    vector_available: bool
+    vector_error: str | None = None
+    embed_ms: float = 0.0
+    fts_ms: float = 0.0
+    vector_ms: float = 0.0
+    #: hybrid only: every candidate scored on both sides, whichever list found it —
+    #: bm25 rank of the (OR) text query (absent: no query word in the chunk) and
+    #: cosine with the query. The "geometric" fusion uses them; the others keep
+    #: OpenClaw's rule that a side which did not list a chunk counts 0.
+    text_ranks: dict[int, float] = field(default_factory=dict)
+    cosines: dict[int, float] = field(default_factory=dict)
+    #: factor applied to FTS5's bm25 ranks when every query word is in at least
+    #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
+    bm25_idf_scale: float = 1.0
+
+
+@dataclass
+class Candidate:
+    """One chunk's way through the pipeline. ``None`` means 'not applicable'."""
+
+    chunk_id: int
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    lists: tuple[str, ...]  # which candidate lists it came from: "fts", "vector"
+    fusion: str = "weighted"  # how text/vector components became fused_score
+    fts_position: int | None = None  # 1-based rank in the FTS list
+    vector_position: int | None = None
+    bm25_rank: float | None = None
+    text_score: float | None = None  # bm25 mapped to 0..1
+    vector_score: float | None = None  # cosine similarity
+    text_component: float | None = None  # the text side as fused (normalised/RRF/raw)
+    vector_component: float | None = None
+    vector_weight: float = 0.0
+    text_weight: float = 0.0
+    fused_score: float = 0.0  # weighted score before decay
+    age_days: float | None = None
+    decay_multiplier: float = 1.0
+    score: float = 0.0  # after decay; the number compared with minScore
+    sorted_position: int = 0  # 1-based, after decay sort, before MMR
+    mmr_position: int | None = None  # 1-based after MMR (None when MMR off)
+    mmr_max_similarity: float | None = None
+    mmr_relevance: float | None = None
+    mmr_score: float | None = None
+    final_rank: int | None = None  # 1-based among returned results
+    dropped: str | None = None  # why it is not returned
+    rescued: bool = False  # kept by the keyword rescue below minScore
+
+    @property
+    def mmr_shift(self) -> int:
+        """Positions gained (+) or lost (−) by MMR."""
+        return 0 if self.mmr_position is None else self.sorted_position - self.mmr_position
+
+    def formula(self) -> str:
+        """The arithmetic of this candidate's score, with its real numbers."""
+        if self.fusion == "geometric":
+            vc = 1.0 if self.vector_component is None else self.vector_component
+            tc = 1.0 if self.text_component is None else self.text_component
+            text = (
+                f"{max(vc, scoring.GEOMETRIC_FLOOR):.4f}^{self.vector_weight:.3f}"
+                f" × {max(tc, scoring.GEOMETRIC_FLOOR):.4f}^{self.text_weight:.3f}"
+                f" = {self.fused_score:.4f}"
+            )
+        else:
+            vc = 0.0 if self.vector_component is None else self.vector_component
+            tc = 0.0 if self.text_component is None else self.text_component
+            text = (
+                f"{self.vector_weight:.3f}×{vc:.4f} + {self.text_weight:.3f}×{tc:.4f}"
+                f" = {self.fused_score:.4f}"
+            )
+        if self.decay_multiplier != 1.0:
+            text += f"; ×{self.decay_multiplier:.4f} (age {self.age_days:.1f} d) = {self.score:.4f}"
+        return text
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d.pop("text")
+        d["mmr_shift"] = self.mmr_shift
+        d["formula"] = self.formula()
+        return d
+
+
+@dataclass
+class SearchOutcome:
+    """A ranked search with its whole explanation."""
+
+    query: str
+    options: SearchOptions
+    mode: Mode
+    fusion: str
+    results: list[Candidate]
+    dropped: list[Candidate]
+    retrieval: Retrieval
+    rescue_used: bool = False
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        return self.results + self.dropped
+
+
+# -- retrieval -----------------------------------------------------------------
+#: FTS5's bm25 replaces an idf <= 0 (a word in half the rows or more) with this
+FTS5_IDF_FLOOR = 1e-6
+#: every |rank| below this means every query word hit the idf floor
+IDF_FLOOR_RANK = 1e-4
+
+
+def retrieve(
+    store: Store,
+    provider: EmbeddingProvider | None,
+    query: str,
+    options: SearchOptions,
+    *,
+    vector_path: str = "auto",
+) -> Retrieval:
+    """Fetch both candidate lists. Never raises for a failing provider: the
+    vector side is then empty and ``vector_error`` says why."""
+    limit = options.candidates
+    fts_hits: list[tuple[int, float]] = []
+    fts_q = build_fts_query(query, "AND")
+    operator: str | None = None
+    t0 = time.perf_counter()
+    # Hybrid retrievals read a longer FTS ranking than the candidate list, to give
+    # vector candidates their text score too. FTS5 ranks every match for ORDER BY
+    # rank anyway, so the longer window costs only the rows handed back.
+    complete = options.mode == "hybrid" and provider is not None and store.dims is not None
+    window = max(limit, COMPLETE_WINDOW) if complete else limit
+    ranked: list[tuple[int, float]] = []
+    idf_scale = 1.0
+    vector_ok = provider is not None and store.dims is not None
+    wants_vector = vector_ok and options.mode != "fts" and bool(query.strip())
+    run_fts = bool(fts_q) and store.fts_available and options.mode != "vector"
+    # The query embedding (llama.cpp or HTTP, both release the GIL) runs while
+    # SQLite ranks the keyword side: a hybrid search costs max(embed, FTS), not the sum.
+    pending: Future[tuple[np.ndarray, float]] | None = (
+        _embed_pool().submit(_timed_embed, provider, query) if wants_vector and run_fts else None
+    )
+    if run_fts:
+        ranked = store.fts_search(fts_q, window, options.sources)
+        operator = "AND"
+        if not ranked:
+            or_q = _or_query(store, query)
+            if or_q and or_q != fts_q:
+                ranked = store.fts_search(or_q, window, options.sources)
+                fts_q, operator = or_q, "OR"
+        idf_scale = idf_floor_scale(store, query, ranked)
+        if idf_scale != 1.0:
+            ranked = [(cid, value * idf_scale) for cid, value in ranked]
+        fts_hits = ranked[:limit]
+    t1 = time.perf_counter()
+    vector_hits: list[tuple[int, float]] = []
+    vector_error = None
+    embed_ms = 0.0
+    qvec: np.ndarray | None = None
+    vector_ms = 0.0
+    if wants_vector:
+        try:
+            if pending is not None:
+                qvec, embed_ms = pending.result()
+            else:
+                qvec, embed_ms = _timed_embed(provider, query)
+            tv = time.perf_counter()
+            vector_hits = store.vector_search(qvec, limit, options.sources, path=vector_path)
+            vector_ms = (time.perf_counter() - tv) * 1000
+        except ProviderError as exc:
+            vector_error = str(exc)
+    t2 = time.perf_counter()
+    ids = list(dict.fromkeys([i for i, _ in fts_hits] + [i for i, _ in vector_hits]))
+    text_ranks: dict[int, float] = {}
+    cosines: dict[int, float] = {}
+    if complete and fts_q and qvec is not None and store.fts_available:
+        # Both sides for every candidate. Text: the bm25 rank from the window (a
+        # vector candidate that the AND query missed gets its OR rank, which for a
+        # chunk holding every word equals the AND rank); beyond the window a chunk
+        # counts as not matching. Vector: the cosine with its stored embedding.
+        window_ranks = dict(ranked)
+        if operator == "AND" and any(i not in window_ranks for i in ids):
+            or_q = _or_query(store, query)
+            if or_q and or_q != fts_q:
+                for cid, value in store.fts_search(or_q, window, options.sources):
+                    window_ranks.setdefault(cid, value * idf_scale)
+        text_ranks = {i: window_ranks[i] for i in ids if i in window_ranks}
+        t3 = time.perf_counter()
+        cosines = {i: float(s) for i, s in vector_hits}
+        missing = [i for i in ids if i not in cosines]
+        for cid, vec in store.chunk_vectors(missing).items():
+            if vec.shape == qvec.shape:
+                cosines[cid] = float(np.dot(vec, qvec))
+        t4 = time.perf_counter()
+        fts_extra, vec_extra = t3 - t2, t4 - t3
+    else:
+        fts_extra = vec_extra = 0.0
+    rows = store.chunk_rows(ids)
+    vectors = store.chunk_vectors(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
+    paths = {r.path for r in rows.values()}
+    mtimes = store.file_mtimes(sorted(paths))
+    return Retrieval(
+        query=query,
+        fts_query=fts_q if store.fts_available else None,
+        fts_operator=operator,
+        fts_hits=fts_hits,
+        vector_hits=vector_hits,
+        rows=rows,
+        vectors=vectors,
+        file_mtimes=mtimes,
+        fts_available=store.fts_available,
+        vector_available=vector_ok,
+        vector_error=vector_error,
+        embed_ms=embed_ms,
+        fts_ms=(t1 - t0 + fts_extra) * 1000,
+        vector_ms=vector_ms + vec_extra * 1000,
+        text_ranks=text_ranks,
+        cosines=cosines,
+        bm25_idf_scale=idf_scale,
+    )
+
+
+_EMBED_POOL: ThreadPoolExecutor | None = None
+_EMBED_POOL_LOCK = threading.Lock()
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    global _EMBED_POOL
+    with _EMBED_POOL_LOCK:
+        if _EMBED_POOL is None:
+            _EMBED_POOL = ThreadPoolExecutor(2, thread_name_prefix="memdeck-query-embed")
+        return _EMBED_POOL
+
+
+def _timed_embed(provider: EmbeddingProvider | None, query: str) -> tuple[np.ndarray, float]:
+    """The query vector and how long it took (ms), measured where it ran."""
+    t0 = time.perf_counter()
+    vec = provider.embed_query(query)  # type: ignore[union-attr]
+    return vec, (time.perf_counter() - t0) * 1000
+
+
+def idf_floor_scale(store: Store, query: str, ranked: list[tuple[int, float]]) -> float:
+    """Rescue the bm25 ranks of a query whose every word is common.
+
+    FTS5 clamps the idf of a word found in at least half the chunks to 1e-6, so
+    when *every* query word is that common (``atlas`` in a ten-file workspace
+    about Atlas) all ranks are about -1e-6, every text score about 0, and an
+    FTS-only search returns nothing above minScore. FTS5's order among the hits
+    (term frequency and length) is still right; only the scale is lost. The
+    ranks are then multiplied by ``idf / 1e-6`` with the always-positive
+    ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (averaged over the words),
+    which puts them back on the scale of a term with that document frequency.
+    Checked only when every rank is tiny, so ordinary queries cost nothing.
+    """
+    if not ranked or max(abs(value) for _, value in ranked) >= IDF_FLOOR_RANK:
+        return 1.0
+    total = store.fts_row_count()
+    counts = [n for n in store.term_doc_counts(list(dict.fromkeys(query_tokens(query)))).values()]
+    present = [n for n in counts if n > 0]
+    if not present or any(2 * n < total for n in present):
+        return 1.0
+    idf = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in present) / len(present)
+    return idf / FTS5_IDF_FLOOR
+
+
+def _or_query(store: Store, query: str) -> str | None:
+    """The OR fallback query, without terms that cannot move the ranking.
+
+    FTS5's bm25 clamps the idf of a term found in at least half the rows to
+    1e-6, so such a term adds nothing to any score, yet an OR over it matches
+    (and ranks) nearly every chunk: at 100k chunks that is the difference between
+    a few and a few hundred milliseconds. Those terms are dropped once the index
+    is big enough for it to matter; if every term is that common, all are kept.
+    """
+    words = list(dict.fromkeys(query_tokens(query)))
+    total = store.fts_row_count() if len(words) > 1 else 0
+    if total >= PRUNE_MIN_ROWS:
+        counts = store.term_doc_counts(words)
+        kept = [w for w in words if 2 * counts.get(w, 0) < total]
+        if kept:
+            words = kept
+    return build_fts_query(" ".join(words), "OR")
+
+
+# -- ranking (pure) ------------------------------------------------------------
+def effective_mode(retrieval: Retrieval, requested: Mode) -> Mode:
+    """Degrade gracefully: no embeddings → FTS-only, no FTS5 → vector-only."""
+    if requested == "hybrid":
+        if not retrieval.vector_available:
+            return "fts"
+        if not retrieval.fts_available:
+            return "vector"
+    if requested == "vector" and not retrieval.vector_available:
+        return "fts"
+    return requested
+
+
+def rank(
+    retrieval: Retrieval, options: SearchOptions, today: dt.date | None = None
+) -> SearchOutcome:
+    """Rank a retrieval under ``options``; every number lands on a ``Candidate``."""
+    t0 = time.perf_counter()
+    mode = effective_mode(retrieval, options.mode)
+    today = today or dt.date.today()
+    fts = retrieval.fts_hits if mode in ("hybrid", "fts") else []
+    vec = retrieval.vector_hits if mode in ("hybrid", "vector") else []
+    if mode == "hybrid":
+        vw, tw = scoring.normalize_weights(options.vector_weight, options.text_weight)
+    elif mode == "fts":
+        vw, tw = 0.0, 1.0
+    else:
+        vw, tw = 1.0, 0.0
+    fusion = options.fusion if mode == "hybrid" else "weighted"
+
+    cands: dict[int, Candidate] = {}
+
+    def cand(cid: int) -> Candidate | None:
+        if cid in cands:
+            return cands[cid]
+        row = retrieval.rows.get(cid)
+        if row is None:
+            return None
+        c = Candidate(cid, row.path, row.source, row.start_line, row.end_line, row.text, ())
+        c.vector_weight, c.text_weight = vw, tw
+        cands[cid] = c
+        return c
+
+    for pos, (cid, rank_value) in enumerate(fts, start=1):
+        c = cand(cid)
+        if c is None:
+            continue
+        c.lists += ("fts",)
+        c.fts_position = pos
+        c.bm25_rank = rank_value
+        c.text_score = scoring.bm25_rank_to_score(rank_value)
+    for pos, (cid, sim) in enumerate(vec, start=1):
+        c = cand(cid)
+        if c is None:
+            continue
+        c.lists += ("vector",)
+        c.vector_position = pos
+        c.vector_score = float(sim)
+    if fusion == "geometric":
+        for c in cands.values():
+            c.fusion = fusion
+            if c.bm25_rank is None and c.chunk_id in retrieval.text_ranks:
+                c.bm25_rank = retrieval.text_ranks[c.chunk_id]
+                c.text_score = scoring.bm25_rank_to_score(c.bm25_rank)
+            if c.vector_score is None and c.chunk_id in retrieval.cosines:
+                c.vector_score = retrieval.cosines[c.chunk_id]
+
+    _fuse(list(cands.values()), fusion, options)
+
+    combine = scoring.weighted_geometric if fusion == "geometric" else scoring.weighted_sum
+    for c in cands.values():
+        c.fused_score = combine(c.vector_component, c.text_component, vw, tw)
+        c.score = c.fused_score
+        if options.decay_enabled:
+            age = scoring.age_days(c.path, retrieval.file_mtimes.get(c.path), today)
+            if age is not None:
+                c.age_days = age
+                c.decay_multiplier = scoring.decay_multiplier(age, options.half_life_days)
+                c.score = c.fused_score * c.decay_multiplier
+
+    ordered = sorted(
+        cands.values(),
+        key=lambda c: (-c.score, c.fts_position or 10**9, c.vector_position or 10**9, c.chunk_id),
+    )
+    for i, c in enumerate(ordered, start=1):
+        c.sorted_position = i
+
+    if options.mmr_enabled and len(ordered) > 1:
+        items = [
+            scoring.MMRItem(
+                key=str(c.chunk_id),
+                score=c.score,
+                tokens=similarity_tokens(c.text),
+                vector=retrieval.vectors.get(c.chunk_id),
+            )
+            for c in ordered
+        ]
+        picks = scoring.mmr_rerank(items, options.mmr_lambda, options.mmr_similarity)  # type: ignore[arg-type]
+        by_key = {str(c.chunk_id): c for c in ordered}
+        reordered = []
+        for p in picks:
+            c = by_key[p.key]
+            c.mmr_position = p.position + 1
+            c.mmr_max_similarity = p.max_similarity
+            c.mmr_relevance = p.relevance
+            c.mmr_score = p.mmr_score
+            reordered.append(c)
+        ordered = reordered
+
+    kept = [c for c in ordered if c.score >= options.min_score]
+    for c in ordered:
+        if c.score < options.min_score:
+            c.dropped = f"score {c.score:.4f} < minScore {options.min_score:.2f}"
+    rescue_used = False
+    if not kept and any(c.text_score is not None for c in ordered):
+        floor = min(options.min_score, tw)
+        kept = [c for c in ordered if c.text_score is not None and c.score >= floor - 1e-9]
+        if kept:
+            rescue_used = True
+            for c in kept:
+                c.dropped = None
+                c.rescued = True
+    results = kept[: options.max_results]
+    for c in kept[options.max_results :]:
+        c.dropped = f"cut: beyond maxResults {options.max_results}"
+    for i, c in enumerate(results, start=1):
+        c.final_rank = i
+    result_ids = {c.chunk_id for c in results}
+    dropped = [c for c in ordered if c.chunk_id not in result_ids]
+    for c in dropped:
+        if c.dropped is None:
+            c.dropped = "not kept"
+    return SearchOutcome(
+        query=retrieval.query,
+        options=options,
+        mode=mode,
+        fusion=fusion,
+        results=results,
+        dropped=dropped,
+        retrieval=retrieval,
+        rescue_used=rescue_used,
+        timings_ms={
+            "embed": retrieval.embed_ms,
+            "fts": retrieval.fts_ms,
+            "vector": retrieval.vector_ms,
+            "rank": (time.perf_counter() - t0) * 1000,
+        },
+    )
+
+
+def _fuse(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
+    """Set each candidate's text/vector components for the weighted sum."""
+    if fusion == "rrf":
+        # Weighted RRF, scaled so rank 1 on both lists is 1.0 (keeps minScore meaningful).
+        top = scoring.rrf_score(1, options.rrf_k)
+        for c in cands:
+            c.text_component = (
+                scoring.rrf_score(c.fts_position, options.rrf_k) / top if c.fts_position else None
+            )
+            c.vector_component = (
+                scoring.rrf_score(c.vector_position, options.rrf_k) / top
+                if c.vector_position
+                else None
+            )
+        return
+    if fusion == "geometric":
+        # Each side divided by its best candidate: the ratio to the best is kept,
+        # so no side's raw scale (bm25 ~5–30, cosine ~0.2–0.6) can dominate. A side
+        # with no signal at all (no candidate matched a query word) stays None:
+        # neutral in the product rather than zeroing everything.
+        text = {c.chunk_id: -c.bm25_rank if c.bm25_rank and c.bm25_rank < 0 else 0.0 for c in cands}
+        vec = {c.chunk_id: max(c.vector_score or 0.0, 0.0) for c in cands}
+        for values, comp in ((text, "text_component"), (vec, "vector_component")):
+            best = max(values.values(), default=0.0)
+            for c in cands:
+                setattr(c, comp, values[c.chunk_id] / best if best > 0 else None)
+        return
+    if fusion == "normalized":
+        norm = (
+            scoring.zscore_normalize
+            if options.normalization == "zscore"
+            else scoring.minmax_normalize
+        )
+        for attr, comp in (("text_score", "text_component"), ("vector_score", "vector_component")):
+            have = [c for c in cands if getattr(c, attr) is not None]
+            values = norm([getattr(c, attr) for c in have])
+            for c, v in zip(have, values, strict=True):
+                setattr(c, comp, v)
+        return
+    for c in cands:
+        c.text_component = c.text_score
+        c.vector_component = c.vector_score
+
+
+# -- presentation helpers shared by tools, CLI and TUI ---------------------------
+def snippet(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
+    """At most ``limit`` characters, cut on a character (code point) boundary."""
+    return text if len(text) <= limit else text[:limit]
+
+
+def citation(path: str, start: int, end: int) -> str:
+    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"

@@ -1,0 +1,322 @@
+"""Every score formula of the search pipeline (SPEC §5), as pure functions.
+
+The pipeline and the UI only call these, so the numbers a user sees in a score
+breakdown are the numbers that ranked the results — there is no second copy of
+any formula to drift. Nothing here does I/O or reads the clock; callers pass
+``today`` in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.index.tokens import jaccard
+from engine.workspace.dates import date_from_path, is_evergreen
+
+__all__ = [
+    "MMRItem",
+    "MMRPick",
+    "age_days",
+    "bm25_rank_to_score",
+    "candidate_count",
+    "date_from_path",
+    "decay_multiplier",
+    "is_evergreen",
+    "minmax_normalize",
+    "mmr_rerank",
+    "normalize_weights",
+    "rrf_score",
+    "weighted_geometric",
+    "weighted_sum",
+    "zscore_normalize",
+]
+
+MAX_CANDIDATES = 200
+DEFAULT_VECTOR_WEIGHT = 0.7
+DEFAULT_TEXT_WEIGHT = 0.3
+NON_FINITE_TEXT_SCORE = 0.001
+RRF_K = 60
+GEOMETRIC_FLOOR = 0.05
+
+# ---------------------------------------------------------------------------
+# Keyword and hybrid scores
+
+
+def bm25_rank_to_score(rank: float) -> float:
+    """Map an FTS5 bm25 rank (negative, lower is better) into 0..1, higher is better.
+
+    ``-rank/(1-rank)`` is monotone in match strength and saturates towards 1 for
+    strong matches, unlike the seed's ``1/(1+max(0, rank))`` which gives every
+    real (negative) rank 1.0. A positive rank is not produced by FTS5's bm25
+    but is handled as a weak match. A non-finite rank still means "the row
+    matched", so it keeps a tiny positive score instead of vanishing.
+    """
+    if not math.isfinite(rank):
+        return NON_FINITE_TEXT_SCORE
+    if rank < 0:
+        return -rank / (1.0 - rank)
+    return 1.0 / (1.0 + rank)
+
+
+def candidate_count(max_results: int, multiplier: float) -> int:
+    """How many candidates each side (FTS, vector) fetches before merging.
+
+    Over-fetching lets the merge, decay and MMR reorder beyond the final cut;
+    the cap keeps a large maxResults from turning each search into a scan.
+    """
+    product = max_results * multiplier
+    if math.isnan(product):
+        return 1
+    if math.isinf(product):
+        return MAX_CANDIDATES if product > 0 else 1
+    return min(MAX_CANDIDATES, max(1, math.floor(product)))
+
+
+def _unit_clamp(value: float) -> float:
+    if math.isnan(value):
+        return 0.0
+    return min(1.0, max(0.0, value))
+
+
+def normalize_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:
+    """Weights clamped to [0, 1] and rescaled to sum to 1, as OpenClaw does.
+
+    Summing to 1 keeps the merged score in 0..1 so minScore means the same
+    thing whatever the user typed; all-zero weights fall back to the defaults
+    rather than making every score 0.
+    """
+    vw = _unit_clamp(vector_weight)
+    tw = _unit_clamp(text_weight)
+    total = vw + tw
+    if total <= 0.0:
+        return DEFAULT_VECTOR_WEIGHT, DEFAULT_TEXT_WEIGHT
+    return vw / total, tw / total
+
+
+def weighted_sum(
+    vector_score: float | None, text_score: float | None, vw: float, tw: float
+) -> float:
+    """OpenClaw's hybrid merge: a side that did not find the chunk contributes 0.
+
+    So a keyword-only hit can never beat ``tw`` and a vector-only hit never
+    ``vw``; that is why minScore has a keyword fallback in SPEC §5.
+    """
+    v = 0.0 if vector_score is None else vector_score
+    t = 0.0 if text_score is None else text_score
+    return vw * v + tw * t
+
+
+def weighted_geometric(
+    vector_component: float | None, text_component: float | None, vw: float, tw: float
+) -> float:
+    """memdeck's ``geometric`` fusion: ``v^vw × t^tw`` of the two 0..1 components.
+
+    The components are each side's score divided by the best candidate's, with
+    every candidate scored on both sides (``engine.search.pipeline``). A product rewards
+    chunks that both sides like, and since only ratios matter, neither side's raw
+    scale can swamp the other — the failure of the raw weighted sum on LoCoMo
+    (README "Benchmarks"). A component is floored at ``GEOMETRIC_FLOOR`` so a
+    chunk with no query word (or an orthogonal vector) is demoted, not zeroed:
+    a purely semantic match can still rank when no chunk shares a query word.
+    ``None`` means the side carries no signal for this query and is neutral (1).
+    """
+    v = 1.0 if vector_component is None else max(GEOMETRIC_FLOOR, min(1.0, vector_component))
+    t = 1.0 if text_component is None else max(GEOMETRIC_FLOOR, min(1.0, text_component))
+    return v**vw * t**tw
+
+
+def minmax_normalize(values: Sequence[float]) -> list[float]:
+    """Rescale one side's candidate scores to 0..1 (``normalized`` fusion).
+
+    When all values are equal (including a single candidate) they all map to
+    1.0, not 0.0: equal evidence means each is as good as that side's best, and
+    mapping to 0 would silently drop the side's weight for a lone hit.
+    """
+    if not values:
+        return []
+    lo = min(values)
+    hi = max(values)
+    span = hi - lo
+    if span <= 0.0 or not math.isfinite(span):
+        return [1.0] * len(values)
+    return [(v - lo) / span for v in values]
+
+
+def zscore_normalize(values: Sequence[float]) -> list[float]:
+    """Standardise one side's scores and map them to 0..1 via the normal CDF.
+
+    The z-score removes each side's own scale and spread (cosine scores cluster
+    near 0.3–0.6, bm25 scores spread widely); Φ(z) then folds it into 0..1 so it
+    can enter the same weighted sum as the other modes. Less sensitive to a
+    single outlier than min-max. Zero spread (equal values, single value) maps
+    to 1.0 for the same reason as :func:`minmax_normalize`. Population standard
+    deviation: the candidates are the whole population being ranked.
+    """
+    if not values:
+        return []
+    n = len(values)
+    mean = math.fsum(values) / n
+    var = math.fsum((v - mean) ** 2 for v in values) / n
+    std = math.sqrt(var)
+    if std <= 0.0 or not math.isfinite(std):
+        return [1.0] * n
+    return [0.5 * (1.0 + math.erf((v - mean) / (std * math.sqrt(2.0)))) for v in values]
+
+
+def rrf_score(rank: int, k: int = RRF_K) -> float:
+    """Reciprocal rank fusion term for a 1-based rank in one candidate list.
+
+    RRF ignores score scales entirely, which is the point: it is the baseline
+    that needs no calibration between bm25 and cosine. k=60 is the usual value
+    from Cormack et al.; it damps the gap between the first few ranks.
+    """
+    if rank < 1:
+        raise ValueError(f"rank is 1-based, got {rank}")
+    return 1.0 / (k + rank)
+
+
+# ---------------------------------------------------------------------------
+# Temporal decay
+
+# A date in a file name must not be glued to other digits, so that ticket
+# numbers like "92025-06-15" are not read as 2025-06-15.
+def age_days(path: str, mtime: float | None, today: dt.date) -> float | None:
+    """Age used for decay, or None when the result must not decay.
+
+    Dated names win over mtime; other sources (session transcripts, undated
+    extraPaths) fall back to mtime, compared as a UTC calendar date so the
+    result depends only on the arguments (pass ``today`` in UTC too). Ages are
+    whole days, matching the day granularity of dated names. Future dates give
+    0: a log dated tomorrow is as fresh as one dated today.
+    """
+    if is_evergreen(path):
+        return None
+    dated = date_from_path(path)
+    if dated is None:
+        if mtime is None or not math.isfinite(mtime):
+            return None
+        dated = dt.datetime.fromtimestamp(mtime, dt.UTC).date()
+    return float(max(0, (today - dated).days))
+
+
+def decay_multiplier(age_days: float, half_life_days: float) -> float:
+    """exp(-ln2/halfLife × age): halves the score every ``half_life_days``.
+
+    Negative ages (clock skew, future dates) do not boost. A non-positive or
+    non-finite half-life, or a non-finite age, disables decay (1.0) rather than
+    zeroing every score, as OpenClaw does.
+    """
+    if not math.isfinite(half_life_days) or half_life_days <= 0:
+        return 1.0
+    if not math.isfinite(age_days):
+        return 1.0
+    return math.exp(-math.log(2) / half_life_days * max(0.0, age_days))
+
+
+# ---------------------------------------------------------------------------
+# MMR
+
+
+@dataclass
+class MMRItem:
+    """A candidate for MMR; ``tokens`` from :func:`engine.index.tokens.similarity_tokens`.
+
+    Token sets are computed once by the caller (they are also cached per chunk),
+    so MMR never re-tokenises inside its O(n²) loop. ``vector`` is the chunk
+    embedding, L2-normalised, used only in cosine mode.
+    """
+
+    key: str
+    score: float
+    tokens: frozenset[str]
+    vector: npt.NDArray[np.floating] | None = None
+
+
+@dataclass
+class MMRPick:
+    """One MMR decision, kept for the score breakdown.
+
+    ``relevance`` is the min-max normalised score, ``max_similarity`` the
+    highest similarity to anything picked earlier (0 for the first pick), and
+    ``mmr_score`` the value that won this position.
+    """
+
+    key: str
+    position: int
+    original_position: int
+    relevance: float
+    max_similarity: float
+    mmr_score: float
+
+
+def _pair_similarity(a: MMRItem, b: MMRItem, mode: Literal["jaccard", "cosine"]) -> float:
+    """Similarity clamped to [0, 1].
+
+    Cosine can be negative; a negative "redundancy" would reward picking an
+    opposite passage, so it counts as 0 (OpenClaw's max also starts at 0).
+    """
+    if mode == "cosine" and a.vector is not None and b.vector is not None:
+        sim = float(np.dot(a.vector, b.vector))
+        if not math.isfinite(sim):
+            return 0.0
+        return min(1.0, max(0.0, sim))
+    return jaccard(a.tokens, b.tokens)
+
+
+def mmr_rerank(
+    items: Sequence[MMRItem],
+    lambda_: float,
+    similarity: Literal["jaccard", "cosine"] = "jaccard",
+) -> list[MMRPick]:
+    """Greedy maximal-marginal-relevance order: relevance minus redundancy.
+
+    Each step picks the candidate maximising ``λ·rel − (1−λ)·maxSim`` where
+    maxSim is its highest similarity to anything already picked. Ties go to the
+    higher original score, then the earlier original position, so λ = 1 is
+    exactly a stable sort by score (the breakdown can then show "MMR moved
+    nothing"). ``original_position`` is the index in ``items``. Each item's
+    maxSim is updated only against the newest pick, so the whole run does n²/2
+    similarity computations. λ is clamped to [0, 1].
+    """
+    if similarity not in ("jaccard", "cosine"):
+        raise ValueError(f"similarity must be 'jaccard' or 'cosine', not {similarity!r}")
+    n = len(items)
+    if n == 0:
+        return []
+    lam = 1.0 if math.isnan(lambda_) else min(1.0, max(0.0, lambda_))
+    relevance = minmax_normalize([item.score for item in items])
+    max_sim = [0.0] * n
+    remaining = list(range(n))
+    picks: list[MMRPick] = []
+    while remaining:
+        best = remaining[0]
+        best_key = (lam * relevance[best] - (1.0 - lam) * max_sim[best], items[best].score)
+        for idx in remaining[1:]:
+            key = (lam * relevance[idx] - (1.0 - lam) * max_sim[idx], items[idx].score)
+            # Strictly greater: equal keys keep the earlier original position.
+            if key > best_key:
+                best, best_key = idx, key
+        picks.append(
+            MMRPick(
+                key=items[best].key,
+                position=len(picks),
+                original_position=best,
+                relevance=relevance[best],
+                max_similarity=max_sim[best],
+                mmr_score=best_key[0],
+            )
+        )
+        remaining.remove(best)
+        chosen = items[best]
+        for idx in remaining:
+            sim = _pair_similarity(items[idx], chosen, similarity)
+            if sim > max_sim[idx]:
+                max_sim[idx] = sim
+    return picks
