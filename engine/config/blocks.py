@@ -1,6 +1,6 @@
 """Typed readers over blocks of ``openclaw.json`` for the feature modules.
 
-``engine.config.loader`` owns the reader and its rules (errors name the file and the
+``engine.config.reader`` owns the reader and its rules (errors name the file and the
 dotted key, unknown keys are warnings, null means unset). The compaction flush,
 dreaming and QMD settings each read their own block of ``settings.raw`` after
 that; these helpers are the one way they open a reader on it, so every block
@@ -14,23 +14,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.config.loader import _Context, _Reader, _warn_unknown
+from engine.config.reader import ConfigContext, ConfigReader, warn_unknown
 from engine.config.settings import Settings
 
 
-def settings_reader(settings: Settings, env: Mapping[str, str] = os.environ) -> _Reader:
+def settings_reader(settings: Settings, env: Mapping[str, str] = os.environ) -> ConfigReader:
     """A reader over the whole raw config; its errors name ``settings.config_path`` and
     relative paths resolve beside that file (or the working directory without one)."""
     file = settings.config_path
-    ctx = _Context(file=file, base_dir=file.parent if file else Path.cwd(), env=env)
-    return _Reader(settings.raw if isinstance(settings.raw, dict) else {}, {(): ""}, ctx)
+    ctx = ConfigContext(file=file, base_dir=file.parent if file else Path.cwd(), env=env)
+    return ConfigReader(settings.raw if isinstance(settings.raw, dict) else {}, {(): ""}, ctx)
 
 
-def block_reader(data: Any, known: dict[str, Any], where: str, ctx: _Context) -> _Reader:
+def block_reader(data: Any, known: dict[str, Any], where: str, ctx: ConfigContext) -> ConfigReader:
     """A reader rooted at ``data``, the object found at dotted ``where``; keys that
     ``known`` does not list become warnings on ``ctx``."""
-    _warn_unknown(data, known, where, ctx)
-    return _Reader(data, {(): where}, ctx)
+    warn_unknown(data, known, where, ctx)
+    return ConfigReader(data, {(): where}, ctx)
 
 
 __all__ = ["block_reader", "settings_reader"]

@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from engine.config.blocks import settings_reader
-from engine.config.loader import ConfigError, _Reader, _warn_unknown
 from engine.config.paths import sessions_dir
+from engine.config.reader import ConfigError, ConfigReader, warn_unknown
 from engine.config.settings import Settings
 from engine.index.tokens import estimate_chars_cost
 from engine.workspace.files import atomic_write_json
@@ -100,7 +100,7 @@ def load_flush_settings(settings: Settings) -> FlushSettings:
     """
     root = settings_reader(settings)
     base = ("agents", "defaults", "compaction")
-    _warn_unknown(root.obj(base), _COMPACTION_KEYS, "agents.defaults.compaction", root.ctx)
+    warn_unknown(root.obj(base), _COMPACTION_KEYS, "agents.defaults.compaction", root.ctx)
     defaults = FlushSettings()
     sandbox = _sandbox(root, settings.agent_id)
     cap = root.integer(("agents", "defaults", "contextTokens"), 0, lo=0)
@@ -121,12 +121,12 @@ def load_flush_settings(settings: Settings) -> FlushSettings:
     )
 
 
-def _prompt(root: _Reader, keys: tuple[str, ...], default: str) -> str:
+def _prompt(root: ConfigReader, keys: tuple[str, ...], default: str) -> str:
     text = root.string(keys)
     return text if text and text.strip() else default
 
 
-def _sandbox(root: _Reader, agent_id: str) -> tuple[str, str]:
+def _sandbox(root: ConfigReader, agent_id: str) -> tuple[str, str]:
     """(mode, workspaceAccess): the agent's own sandbox block over the defaults."""
     mode = root.string(("agents", "defaults", "sandbox", "mode")) or "off"
     access = root.string(("agents", "defaults", "sandbox", "workspaceAccess")) or "rw"
@@ -134,7 +134,7 @@ def _sandbox(root: _Reader, agent_id: str) -> tuple[str, str]:
     if isinstance(agents, list):
         for index, entry in enumerate(agents):
             if isinstance(entry, dict) and entry.get("id") == agent_id:
-                reader = _Reader(entry, {(): f"agents.list[{index}]"}, root.ctx)
+                reader = ConfigReader(entry, {(): f"agents.list[{index}]"}, root.ctx)
                 mode = reader.string(("sandbox", "mode")) or mode
                 access = reader.string(("sandbox", "workspaceAccess")) or access
     return mode, access

@@ -22,7 +22,7 @@ from typing import Any
 
 from engine.config import paths
 from engine.config.blocks import block_reader, settings_reader
-from engine.config.loader import _MISSING, ConfigError, _Reader
+from engine.config.reader import MISSING, ConfigError, ConfigReader
 from engine.config.settings import Settings
 
 SEARCH_MODES = ("search", "vsearch", "query")
@@ -166,9 +166,9 @@ def _resolve(text: str, workspace: Path, env: Mapping[str, str]) -> Path:
     return Path(os.path.normpath(p))
 
 
-def _paths(q: _Reader, workspace: Path, env: Mapping[str, str]) -> tuple[QmdPath, ...]:
+def _paths(q: ConfigReader, workspace: Path, env: Mapping[str, str]) -> tuple[QmdPath, ...]:
     raw = q.get(("paths",))
-    if raw is _MISSING:
+    if raw is MISSING:
         return ()
     where = q.where(("paths",))
     if not isinstance(raw, list):
@@ -195,9 +195,9 @@ def _paths(q: _Reader, workspace: Path, env: Mapping[str, str]) -> tuple[QmdPath
     return tuple(out)
 
 
-def _sessions(q: _Reader, env: Mapping[str, str]) -> QmdSessions:
+def _sessions(q: ConfigReader, env: Mapping[str, str]) -> QmdSessions:
     retention: float | None = None
-    if q.get(("sessions", "retentionDays")) is not _MISSING:
+    if q.get(("sessions", "retentionDays")) is not MISSING:
         retention = q.number(("sessions", "retentionDays"), 0, lo=0)
     export = q.string(("sessions", "exportDir"))
     export_dir = None
@@ -210,9 +210,9 @@ def _sessions(q: _Reader, env: Mapping[str, str]) -> QmdSessions:
     )
 
 
-def _duration(q: _Reader, keys: tuple[str, ...], default: int) -> int:
+def _duration(q: ConfigReader, keys: tuple[str, ...], default: int) -> int:
     value = q.get(keys)
-    if value is _MISSING:
+    if value is MISSING:
         return default
     if isinstance(value, str):
         value = q.string(keys)
@@ -224,7 +224,7 @@ def _duration(q: _Reader, keys: tuple[str, ...], default: int) -> int:
         raise q.ctx.error(q.where(keys), str(exc)) from None
 
 
-def _update(q: _Reader) -> QmdUpdate:
+def _update(q: ConfigReader) -> QmdUpdate:
     d = QmdUpdate()
     k = "update"
     return QmdUpdate(
@@ -239,7 +239,7 @@ def _update(q: _Reader) -> QmdUpdate:
     )
 
 
-def _limits(q: _Reader) -> QmdLimits:
+def _limits(q: ConfigReader) -> QmdLimits:
     d = QmdLimits()
     return QmdLimits(
         max_results=q.integer(("limits", "maxResults"), d.max_results, lo=1, hi=100),
@@ -249,12 +249,12 @@ def _limits(q: _Reader) -> QmdLimits:
     )
 
 
-def _scope(q: _Reader) -> ScopeSettings:
-    if q.get(("scope",)) is _MISSING:
+def _scope(q: ConfigReader) -> ScopeSettings:
+    if q.get(("scope",)) is MISSING:
         return ScopeSettings()
     default = q.choice(("scope", "default"), SCOPE_ACTIONS, ScopeSettings.default)
     raw = q.get(("scope", "rules"))
-    if raw is _MISSING:
+    if raw is MISSING:
         return ScopeSettings(default=default, rules=())
     where = q.where(("scope", "rules"))
     if not isinstance(raw, list):

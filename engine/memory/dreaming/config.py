@@ -20,7 +20,7 @@ from typing import Any
 from croniter import croniter
 
 from engine.config.blocks import block_reader, settings_reader
-from engine.config.loader import _MISSING, ConfigError, _Reader
+from engine.config.reader import MISSING, ConfigError, ConfigReader
 from engine.config.settings import Settings
 
 ROOT = ("plugins", "entries", "memory-core", "config", "dreaming")
@@ -198,7 +198,7 @@ def load_dreaming_settings(settings: Settings) -> DreamingSettings:
     )
 
 
-def _cron(r: _Reader, keys: tuple[str, ...], default: str) -> str:
+def _cron(r: ConfigReader, keys: tuple[str, ...], default: str) -> str:
     text = r.string(keys)
     if text is None or not text.strip():
         return default
@@ -212,20 +212,24 @@ def _cron(r: _Reader, keys: tuple[str, ...], default: str) -> str:
     return text
 
 
-def _sources(r: _Reader, keys: tuple[str, ...], options: tuple[str, ...], default: tuple[str, ...]):
-    if r.get(keys) is _MISSING:
+def _sources(
+    r: ConfigReader, keys: tuple[str, ...], options: tuple[str, ...], default: tuple[str, ...]
+):
+    if r.get(keys) is MISSING:
         return default
     return tuple(dict.fromkeys(r.strings(keys, options)))
 
 
-def _execution(r: _Reader, keys: tuple[str, ...], base: ExecutionSettings) -> ExecutionSettings:
+def _execution(
+    r: ConfigReader, keys: tuple[str, ...], base: ExecutionSettings
+) -> ExecutionSettings:
     def optional_int(name: str, current: int | None) -> int | None:
-        if r.get((*keys, name)) is _MISSING:
+        if r.get((*keys, name)) is MISSING:
             return current
         return r.integer((*keys, name), 0, lo=1)
 
     temperature = base.temperature
-    if r.get((*keys, "temperature")) is not _MISSING:
+    if r.get((*keys, "temperature")) is not MISSING:
         temperature = r.number((*keys, "temperature"), 1.0, lo=0.0, hi=2.0)
     return ExecutionSettings(
         speed=r.choice((*keys, "speed"), SPEEDS, base.speed),
@@ -238,7 +242,7 @@ def _execution(r: _Reader, keys: tuple[str, ...], base: ExecutionSettings) -> Ex
     )
 
 
-def _light(r: _Reader, exec_defaults: ExecutionSettings) -> LightSettings:
+def _light(r: ConfigReader, exec_defaults: ExecutionSettings) -> LightSettings:
     p = ("phases", "light")
     d = LightSettings()
     return LightSettings(
@@ -252,12 +256,12 @@ def _light(r: _Reader, exec_defaults: ExecutionSettings) -> LightSettings:
     )
 
 
-def _deep(r: _Reader, exec_defaults: ExecutionSettings) -> DeepSettings:
+def _deep(r: ConfigReader, exec_defaults: ExecutionSettings) -> DeepSettings:
     p = ("phases", "deep")
     q = (*p, "recovery")
     d = DeepSettings()
     rd = RecoverySettings()
-    auto_given = r.get((*q, "autoWriteMinConfidence")) is not _MISSING
+    auto_given = r.get((*q, "autoWriteMinConfidence")) is not MISSING
     recovery = RecoverySettings(
         enabled=r.boolean((*q, "enabled"), rd.enabled),
         trigger_below_health=r.number(
@@ -292,7 +296,7 @@ def _deep(r: _Reader, exec_defaults: ExecutionSettings) -> DeepSettings:
     )
 
 
-def _rem(r: _Reader, exec_defaults: ExecutionSettings) -> RemSettings:
+def _rem(r: ConfigReader, exec_defaults: ExecutionSettings) -> RemSettings:
     p = ("phases", "rem")
     d = RemSettings()
     return RemSettings(
