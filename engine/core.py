@@ -2,7 +2,8 @@
 
 The TUI, the CLI and the agent tools are clients of ``Engine``. It is safe to
 call from several threads: searches use the live store while a full reindex
-builds its replacement file; the swap happens under ``_swap_lock``.
+builds its replacement file; the swap happens under the swap lock, which other
+modules take through :meth:`Engine.pinned_store`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,17 @@ class Engine:
         self.debris_removed = self._clean_debris()
 
     # -- store lifecycle -------------------------------------------------------
+    @contextlib.contextmanager
+    def pinned_store(self) -> Iterator[Store]:
+        """The current store, held so a full reindex cannot swap it out until the block ends.
+
+        Writers outside the engine (recall events, dreaming) use it so a row lands
+        either in the old file, which the swap carries over, or in the new one,
+        never in a file that is being replaced.
+        """
+        with self._swap_lock:
+            yield self.store
+
     def _new_store(self, path: Path) -> Store:
         st = self.ms.store
         return Store(

@@ -15,11 +15,8 @@ def minilm_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     CI this is the registered file; a checkout without it converts the packaged
     wheel once per test session (about ten seconds).
     """
-    from engine.embeddings.model_import import (
-        default_model_path,
-        find_packaged_minilm,
-        import_model,
-    )
+    from engine.embeddings.model_import import import_model
+    from engine.embeddings.registry import default_model_path, find_packaged_minilm
 
     registered = default_model_path()
     if registered is not None:

@@ -138,7 +138,7 @@ Keep the old primary read-only for 48 h. Rollback = repoint PgBouncer to it.
 
 
 def default_demo_dir() -> Path:
-    from engine.embeddings.model_import import models_dir
+    from engine.embeddings.registry import models_dir
 
     return models_dir().parent / "demo-workspace"
 

@@ -14,19 +14,13 @@ preview is what is written and printed). ``--reject KEY`` remembers a refusal.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from engine.cli.common import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, open_engine, print_json
 from engine.memory.dreaming.deep import WEIGHTS
 from engine.memory.dreaming.promotion import PromotionError, memory_path
 from engine.memory.dreaming.service import Dreamer, proposal_dict
-
-EXIT_OK, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2
-
-
-def _print_json(data: Any) -> None:
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
 def sessions_command(args: argparse.Namespace) -> int:
@@ -42,7 +36,7 @@ def sessions_command(args: argparse.Namespace) -> int:
     for warning in (*settings.warnings, *report["warnings"]):
         print(f"memdeck: warning: {warning}", file=sys.stderr)
     if args.json:
-        _print_json(report)
+        print_json(report)
         return EXIT_OK
     flush = report["flush"]
     state = "on" if flush["enabled"] else "off"
@@ -63,9 +57,7 @@ def sessions_command(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace):
-    from engine.cli.main import _open_engine
-
-    engine = _open_engine(args)
+    engine = open_engine(args)
     dreamer = Dreamer(engine)
     for warning in dreamer.config.warnings:
         print(f"memdeck: warning: {warning}", file=sys.stderr)
@@ -112,7 +104,7 @@ def promote_command(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     if args.json:
-        _print_json(data)
+        print_json(data)
         return EXIT_OK
     if not items:
         print("no candidate waiting for review")
@@ -159,7 +151,7 @@ def dream_command(args: argparse.Namespace) -> int:
         ),
     }
     if args.json:
-        _print_json(data)
+        print_json(data)
         return EXIT_OK
     print(f"ran: {', '.join(report.ran) or 'nothing due'}")
     for name, why in report.skipped.items():

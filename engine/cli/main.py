@@ -14,13 +14,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-EXIT_OK, EXIT_USAGE, EXIT_RUNTIME = 0, 1, 2
+from engine.cli.common import (
+    EXIT_OK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    UsageError,
+    emit,
+    open_engine,
+)
+
 COMMANDS = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
-
-
-class UsageError(Exception):
-    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -100,28 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
-    if args.json:
-        print(json.dumps(data, ensure_ascii=False, indent=2, default=str))
-    else:
-        print(text)
-
-
-def _open_engine(args: argparse.Namespace, workspace: Path | None = None):
-    from engine.config.loader import load_settings
-    from engine.core import Engine
-
-    settings = load_settings(
-        config_path=args.config, workspace=workspace or args.workspace, agent_id=args.agent
-    )
-    for warning in settings.warnings:
-        print(f"memdeck: warning: {warning}", file=sys.stderr)
-    return Engine(settings)
-
-
 # -- commands ------------------------------------------------------------------
 def cmd_status(args: argparse.Namespace) -> int:
-    engine = _open_engine(args)
+    engine = open_engine(args)
     try:
         st = engine.status()
     finally:
@@ -153,7 +138,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines += status_lines(st)
     for path, err in dict(st["file_errors"]).items():  # type: ignore[call-overload]
         lines.append(f"file error  {path}: {err}")
-    _emit(args, st, "\n".join(lines))
+    emit(args, st, "\n".join(lines))
     return EXIT_OK
 
 
@@ -179,7 +164,7 @@ def _provider_lines(st: dict[str, Any]) -> list[str]:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    engine = _open_engine(args)
+    engine = open_engine(args)
     unsubscribe = None
     if args.progress and not args.json:
         from engine.cli.progress_bar import ProgressPrinter
@@ -215,7 +200,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     )
     for err in done.errors:
         text += f"\nwarning: {err}"
-    _emit(args, data, text)
+    emit(args, data, text)
     return EXIT_OK
 
 
@@ -234,7 +219,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from engine.events import SyncDone, SyncFailed, SyncStarted, SyncStatus
     from engine.index.sync_service import SyncService
 
-    engine = _open_engine(args)
+    engine = open_engine(args)
     stop = threading.Event()
     previous = {
         sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
@@ -283,7 +268,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     if args.batch is None and not args.query:
         raise UsageError("search needs a QUERY or --batch FILE")
-    engine = _open_engine(args)
+    engine = open_engine(args)
     try:
         if args.compare or (args.backend != "builtin" and (args.backend or engine.qmd)):
             from engine.qmd.compare import attach, compare, format_compare
@@ -389,7 +374,7 @@ def _search_batch(args: argparse.Namespace, run) -> int:
 def cmd_get(args: argparse.Namespace) -> int:
     from engine.tools import memory_get
 
-    engine = _open_engine(args)
+    engine = open_engine(args)
     try:
         result = memory_get(engine, args.path, args.from_line, args.lines)
     finally:
@@ -406,7 +391,8 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_model_import(args: argparse.Namespace) -> int:
-    from engine.embeddings.model_import import ModelImportError, find_packaged_minilm, import_model
+    from engine.embeddings.model_import import ModelImportError, import_model
+    from engine.embeddings.registry import find_packaged_minilm
 
     src = args.dir or find_packaged_minilm()
     if src is None:
@@ -425,7 +411,7 @@ def cmd_model_import(args: argparse.Namespace) -> int:
     except ModelImportError as exc:
         raise UsageError(str(exc)) from exc
     data = {k: (str(v) if isinstance(v, Path) else v) for k, v in result.__dict__.items()}
-    _emit(
+    emit(
         args,
         data,
         f"wrote {result.out_path} ({result.dims} dims, {result.size_bytes / 1e6:.1f} MB) in "
@@ -467,7 +453,7 @@ def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
             file=sys.stderr,
         )
         return EXIT_RUNTIME
-    engine = _open_engine(args, workspace=path)
+    engine = open_engine(args, workspace=path)
     return _app_runner(engine)
 
 

@@ -33,7 +33,7 @@ def local_model_candidate(settings: Settings) -> str | None:
     local = settings.memory_search.local
     if local.explicit:
         return local.model_path
-    from engine.embeddings.model_import import default_model_path
+    from engine.embeddings.registry import default_model_path
 
     registered = default_model_path()
     return str(registered) if registered else None

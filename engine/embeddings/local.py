@@ -71,7 +71,7 @@ class LocalProvider:
         """A provider for ``local.modelPath``: a file, or an ``hf:`` URI downloaded on first use."""
         target = local.model_path
         if target.startswith("hf:"):
-            from engine.embeddings.model_import import models_dir
+            from engine.embeddings.registry import models_dir
 
             cache = Path(local.model_cache_dir) if local.model_cache_dir else models_dir(env) / "hf"
             hf = HfUri.parse(target)

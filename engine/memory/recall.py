@@ -28,16 +28,24 @@ import time
 import unicodedata
 import weakref
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.index.db import DatabaseError
 from engine.index.store import Store
 
 if TYPE_CHECKING:
-    from engine.core import Engine
     from engine.search.pipeline import SearchOutcome
+
+
+class PinsStore(Protocol):
+    """What recording needs from the engine: its live store, held against a swap
+    (:meth:`engine.core.Engine.pinned_store`). A protocol, so this module does not
+    import the engine that imports it."""
+
+    def pinned_store(self) -> AbstractContextManager[Store]: ...
 
 #: Longer than any dreaming window (deep maxAgeDays 30, recovery lookback 30).
 RETENTION_DAYS = 120
@@ -159,7 +167,7 @@ def events_from_outcome(query: str, outcome: SearchOutcome, at: float) -> list[R
 
 
 def record_search(
-    engine: Engine, query: str, outcome: SearchOutcome, *, at: float | None = None
+    engine: PinsStore, query: str, outcome: SearchOutcome, *, at: float | None = None
 ) -> int:
     """Record the hits of one ``memory_search``; never raises.
 
@@ -172,11 +180,11 @@ def record_search(
         return 0
     events = events_from_outcome(query, outcome, time.time() if at is None else at)
     try:
-        with engine._swap_lock:
-            written = record_events(engine.store, events)
+        with engine.pinned_store() as store:
+            written = record_events(store, events)
             _searches_recorded += 1
             if _searches_recorded % PRUNE_EVERY == 0:
-                prune(engine.store)
+                prune(store)
         return written
     except (DatabaseError, OSError):
         _failures += 1

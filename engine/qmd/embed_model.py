@@ -23,7 +23,7 @@ from engine.workspace.files import atomic_write
 def memdeck_embed_model(env: Mapping[str, str] = os.environ) -> Path | None:
     """memdeck's registered local GGUF (all-MiniLM-L6-v2 after set-up), if present."""
     try:
-        from engine.embeddings.model_import import default_model_path
+        from engine.embeddings.registry import default_model_path
     except ImportError:
         return None
     try:

@@ -60,7 +60,7 @@ def local_provider() -> EmbeddingProvider:
     """The real MiniLM GGUF through llama.cpp, or a Skip explaining how to get it."""
     try:
         from engine.embeddings.local import LocalProvider
-        from engine.embeddings.model_import import default_model_path
+        from engine.embeddings.registry import default_model_path
     except ImportError as exc:
         raise Skip(f"the local embedding provider is not available: {exc}") from exc
     path = default_model_path() or _converted_minilm()
@@ -74,7 +74,8 @@ def local_provider() -> EmbeddingProvider:
 
 def _converted_minilm() -> Path | None:
     """Convert the packaged MiniLM into the bench cache once, when none is registered."""
-    from engine.embeddings.model_import import find_packaged_minilm, import_model
+    from engine.embeddings.model_import import import_model
+    from engine.embeddings.registry import find_packaged_minilm
 
     out = CACHE_DIR / "model" / "all-MiniLM-L6-v2.gguf"
     if out.is_file():

@@ -14,12 +14,12 @@ import pytest
 from engine.embeddings.base import ProviderError
 from engine.embeddings.model_import import (
     ModelImportError,
-    find_packaged_minilm,
     gguf_tensor_name,
     import_model,
     phantom_space_vocab,
     read_bert_model,
 )
+from engine.embeddings.registry import find_packaged_minilm
 
 pytestmark = pytest.mark.model
 
@@ -124,7 +124,7 @@ def test_import_verifies_and_registers(packaged: Path, tmp_path: Path) -> None:
     assert result.cosine_min >= 0.999
     assert result.out_path == tmp_path / "data" / "models" / "all-MiniLM-L6-v2.gguf"
     assert 40e6 < result.size_bytes < 60e6  # f16 weights, f32 norms and token types
-    from engine.embeddings.model_import import default_model_path
+    from engine.embeddings.registry import default_model_path
 
     assert default_model_path(env) == result.out_path.resolve()
 

@@ -141,8 +141,8 @@ class Dreamer:
         return out
 
     def events(self, now: dt.datetime) -> list[RecallEvent]:
-        with self.engine._swap_lock:
-            return load_events(self.engine.store, until=now.timestamp())
+        with self.engine.pinned_store() as store:
+            return load_events(store, until=now.timestamp())
 
     def _material(self, now: dt.datetime, window_days: int, sources: tuple[str, ...]):
         since = now.date() - dt.timedelta(days=window_days)
