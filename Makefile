@@ -1,8 +1,33 @@
+# Developer targets (see CONTRIBUTING.md). `make check` is what CI runs through
+# scripts/test.sh: lint + import layers + types + tests. Run scripts/setup.sh first.
+PY ?= .venv/bin/python
+BIN ?= .venv/bin
+
+.PHONY: check test lint imports typecheck snapshots
+.PHONY: bench bench-quality bench-locomo bench-cranfield bench-scale bench-scale-quick bench-sync
+
+check:
+	bash scripts/test.sh
+
+test:
+	$(PY) -m pytest -q -p no:cacheprovider
+
+lint:
+	$(BIN)/ruff check engine tui tests
+
+imports:
+	$(BIN)/lint-imports
+
+typecheck:
+	$(BIN)/mypy
+
+# Re-record the TUI snapshots after an intentional change of the look; review the
+# SVG diff (tests/tui/__snapshots__) and say why in the commit message.
+snapshots:
+	$(PY) -m pytest -q -p no:cacheprovider tests/tui/test_snapshots.py --snapshot-update
+
 # Benchmarks (see README "Benchmarks"). Data: ../shared/bench (or $MEMDECK_BENCH_DATA);
 # a benchmark whose data or model is absent prints SKIP and exits 0.
-PY ?= .venv/bin/python
-
-.PHONY: bench bench-quality bench-locomo bench-cranfield bench-scale bench-scale-quick bench-sync
 
 bench: bench-quality bench-scale bench-sync
 

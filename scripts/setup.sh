@@ -26,7 +26,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 fi
 
 # The default local model: converted once, registered for provider auto-detection.
-if ! .venv/bin/python -c 'from engine.embeddings.model_import import default_model_path as d; import sys; p=d(); sys.exit(0 if p and p.is_file() else 1)'; then
+if ! .venv/bin/python -c 'from engine.embeddings.registry import default_model_path as d; import sys; p=d(); sys.exit(0 if p and p.is_file() else 1)'; then
   echo "setup: converting all-MiniLM-L6-v2 to GGUF (memdeck model import)" >&2
   .venv/bin/memdeck model import
 fi

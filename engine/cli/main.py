@@ -133,7 +133,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     ]
     if st["provider_error"]:
         lines.append(f"provider error: {st['provider_error']}")
-    from engine.qmd.compare import status_lines
+    from engine.cli.qmd_compare import status_lines
 
     lines += status_lines(st)
     for path, err in dict(st["file_errors"]).items():  # type: ignore[call-overload]
@@ -271,7 +271,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     engine = open_engine(args)
     try:
         if args.compare or (args.backend != "builtin" and (args.backend or engine.qmd)):
-            from engine.qmd.compare import attach, compare, format_compare
+            from engine.cli.qmd_compare import attach, compare, format_compare
 
             attach(engine)
             if args.compare:

@@ -47,6 +47,7 @@ class PinsStore(Protocol):
 
     def pinned_store(self) -> AbstractContextManager[Store]: ...
 
+
 #: Longer than any dreaming window (deep maxAgeDays 30, recovery lookback 30).
 RETENTION_DAYS = 120
 MAX_EVENTS = 200_000
