@@ -43,6 +43,7 @@ from engine.index.lock import IndexLocked, writer_lock
 from engine.index.store import Store
 from engine.memory.recall import carry_over as carry_recall
 from engine.search.pipeline import SearchOptions, SearchOutcome, rank, retrieve
+from engine.status import EngineStatus, MultimodalScope, SyncSummary
 from engine.workspace.files import Workspace
 
 
@@ -346,7 +347,7 @@ class Engine:
         return outcome
 
     # -- status ------------------------------------------------------------------
-    def status(self) -> dict[str, object]:
+    def status(self) -> EngineStatus:
         store = self.store
         counts = store.counts()
         fp = self.fingerprint()
@@ -354,58 +355,54 @@ class Engine:
         provider = self.provider
         files = store.files()
         on_disk = self.source_files()
-        return {
-            "version": __version__,
-            "workspace": str(self.workspace.root),
-            "agent": self.settings.agent_id,
-            "config": str(self.settings.config_path) if self.settings.config_path else None,
-            "index": str(self.index_path),
-            "backend": self.settings.backend,
-            "binding": store.db.binding,
-            "sqlite_version": store.db.sqlite_version,
-            "fts": "fts5" if store.fts_available else "unavailable",
-            "fts_tokenizer": store.fts_tokenizer,
-            "vector": "sqlite-vec" if store.vec.loaded else "numpy",
-            "sqlite_vec_version": store.vec.version,
-            "sqlite_vec_error": store.vec.reason if not store.vec.loaded else None,
-            "provider": provider.id if provider else "none",
-            "provider_requested": self.choice.requested,
-            "provider_reason": self.choice.reason,
-            "provider_error": self.provider_error,
-            "model": provider.model if provider else None,
-            "dims": fp.get("dims"),
-            "provider_detail": provider.describe() if provider else None,
+        qmd = self.qmd.status() if self.qmd is not None else None
+        active, why = multimodal_scope(self.ms, provider)
+        return EngineStatus(
+            version=__version__,
+            workspace=str(self.workspace.root),
+            agent=self.settings.agent_id,
+            config=str(self.settings.config_path) if self.settings.config_path else None,
+            index=str(self.index_path),
+            backend=self.settings.backend,
+            binding=store.db.binding,
+            sqlite_version=store.db.sqlite_version,
+            fts="fts5" if store.fts_available else "unavailable",
+            fts_tokenizer=store.fts_tokenizer,
+            vector="sqlite-vec" if store.vec.loaded else "numpy",
+            sqlite_vec_version=store.vec.version,
+            sqlite_vec_error=store.vec.reason if not store.vec.loaded else None,
+            provider=provider.id if provider else "none",
+            provider_requested=self.choice.requested,
+            provider_reason=self.choice.reason,
+            provider_error=self.provider_error,
+            model=provider.model if provider else None,
+            dims=fp.get("dims"),
+            provider_detail=provider.describe() if provider else None,
             # embedding fallback: what the switch did and why (None while the primary serves)
-            "provider_fallback": getattr(provider, "switch", None),
-            "multimodal": dict(
-                zip(("active", "why"), multimodal_scope(self.ms, provider), strict=True)
-            ),
-            "mode": "hybrid" if provider else "fts",
-            "files": counts["files"],
-            "files_on_disk": len(on_disk),
-            "chunks": counts["chunks"],
-            "embedded_chunks": counts["embedded"],
-            "cache_entries": counts["cache_entries"],
-            "file_errors": {p: r.error for p, r in files.items() if r.error},
-            "dirty": self.state.dirty or stored_fp != fp or _disk_differs(on_disk, files),
-            "needs_full_reindex": stored_fp != fp,
-            "fingerprint": fp,
-            "indexed_fingerprint": stored_fp,
-            "sync_running": self.state.running,
-            "last_sync": _sync_summary(self.state.last_done),
-            "last_error": self.state.last_error,
-            "recovered": self.recovered,
-            "debris_removed": [p.name for p in self.debris_removed],
-            "warnings": list(self.settings.warnings),
-            **self._backend_status(),
-        }
-
-    def _backend_status(self) -> dict[str, object]:
-        """``fallback``/``fallback_reason`` (qmd failing → builtin) and the qmd block."""
-        if self.qmd is None:
-            return {"fallback": None, "fallback_reason": None}
-        q = self.qmd.status()
-        return {"fallback": q["fallback"], "fallback_reason": q["fallback_reason"], "qmd": q}
+            provider_fallback=getattr(provider, "switch", None),
+            multimodal=MultimodalScope(active, why),
+            mode="hybrid" if provider else "fts",
+            files=counts["files"],
+            files_on_disk=len(on_disk),
+            chunks=counts["chunks"],
+            embedded_chunks=counts["embedded"],
+            cache_entries=counts["cache_entries"],
+            file_errors={p: r.error for p, r in files.items() if r.error},
+            dirty=self.state.dirty or stored_fp != fp or _disk_differs(on_disk, files),
+            needs_full_reindex=stored_fp != fp,
+            fingerprint=fp,
+            indexed_fingerprint=stored_fp,
+            sync_running=self.state.running,
+            last_sync=SyncSummary.of(self.state.last_done) if self.state.last_done else None,
+            last_error=self.state.last_error,
+            recovered=self.recovered,
+            debris_removed=tuple(p.name for p in self.debris_removed),
+            warnings=tuple(self.settings.warnings),
+            # qmd failing → searches served by the builtin index (None for builtin)
+            fallback=qmd.fallback if qmd else None,
+            fallback_reason=qmd.fallback_reason if qmd else None,
+            qmd=qmd,
+        )
 
     def db_integrity(self) -> str:
         """``pragma integrity_check`` of the live index ("ok" when healthy)."""
@@ -438,19 +435,3 @@ def _disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, object]) -> b
         if rec.size != f.size or abs(rec.mtime - f.mtime) > 1e-6:  # type: ignore[attr-defined]
             return True
     return False
-
-
-def _sync_summary(done: SyncDone | None) -> dict[str, object] | None:
-    if done is None:
-        return None
-    return {
-        "at": dt.datetime.fromtimestamp(done.at).isoformat(timespec="seconds"),
-        "reason": done.reason,
-        "full": done.full,
-        "files_indexed": done.files_indexed,
-        "files_removed": done.files_removed,
-        "chunks_embedded": done.chunks_embedded,
-        "cache_hits": done.cache_hits,
-        "duration_s": round(done.duration, 3),
-        "errors": list(done.errors),
-    }

@@ -14,7 +14,7 @@ import datetime as dt
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -29,6 +29,7 @@ from engine.config.paths import memdeck_home
 from engine.core import Engine
 from engine.events import SyncDone, SyncFailed, SyncStarted
 from engine.index.sync_service import SyncService, SyncServiceState
+from engine.status import EngineStatus
 from engine.workspace.files import ExternalChangeError
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
@@ -202,7 +203,7 @@ class MemdeckApp(App[int]):
         self.clock = clock or default_clock
         self.display_home = display_home if display_home is not None else Path.home()
         self.blink = blink
-        self.status: dict[str, Any] = {}
+        self.status: EngineStatus | None = None
         self.service_state: SyncServiceState | None = None
         self.syncing: SyncStarted | None = None
         super().__init__()
@@ -375,27 +376,26 @@ class MemdeckApp(App[int]):
         bar = Text()
         bar.append(" memdeck ", style="bold reverse")
         state = self.service_state
-        dirty = bool(st.get("dirty")) or (state is not None and state.dirty)
+        dirty = (st is not None and st.dirty) or (state is not None and state.dirty)
         if self.syncing is not None or (state is not None and state.running):
             bar.append(" ⟳ syncing", style=style_of(v, "state-dirty"))
-        elif st and dirty:
+        elif st is not None and dirty:
             bar.append(" ◐ dirty", style=style_of(v, "state-dirty"))
-        elif st:
+        elif st is not None:
             bar.append(" ● up to date", style=style_of(v, "state-indexed"))
         root = short_path(str(self.engine.workspace.root), self.display_home)
         bar.append(f"  {root}", style="bold")
-        if st:
-            provider = st.get("provider") or "none"
-            if provider == "none":
+        if st is not None:
+            if st.provider == "none":
                 desc = "no embeddings · FTS-only"
             else:
-                model = Path(str(st.get("model"))).name.removesuffix(".gguf")
-                dims = f" {st.get('dims')}d" if st.get("dims") else ""
-                desc = f"{provider} {model}{dims} · {st.get('mode')}"
+                model = Path(str(st.model)).name.removesuffix(".gguf")
+                dims = f" {st.dims}d" if st.dims else ""
+                desc = f"{st.provider} {model}{dims} · {st.mode}"
             bar.append(f"  │ {desc}", style="dim")
-            bar.append(f"  │ {st.get('files')} files · {st.get('chunks')} chunks", style="dim")
-        if st.get("backend") == "qmd":
-            fb = st.get("fallback")
+            bar.append(f"  │ {st.files} files · {st.chunks} chunks", style="dim")
+        if st is not None and st.backend == "qmd":
+            fb = st.fallback
             bar.append(
                 f"  │ qmd{' → ' + str(fb) if fb else ''}",
                 style=style_of(v, "state-error") if fb else "dim",

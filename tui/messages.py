@@ -10,7 +10,6 @@ behind a fast reindex it only draws the latest progress, never a backlog.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from textual.message import Message
 
@@ -26,6 +25,7 @@ from engine.events import (
 from engine.index.store import FileRecord
 from engine.index.sync_service import SyncServiceState
 from engine.search.pipeline import SearchOutcome
+from engine.status import EngineStatus
 from engine.workspace.files import MemoryFile
 
 
@@ -94,7 +94,7 @@ class ServiceStateChanged(Message):
 class StatusLoaded(Message):
     """``engine.status()`` computed off the UI thread."""
 
-    def __init__(self, status: dict[str, Any]) -> None:
+    def __init__(self, status: EngineStatus) -> None:
         super().__init__()
         self.status = status
 

@@ -10,9 +10,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from engine.status import EngineStatus
 
 from engine.cli.common import (
     EXIT_OK,
@@ -112,43 +115,42 @@ def cmd_status(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     lines = [
-        f"workspace   {st['workspace']}",
-        f"index       {st['index']}",
-        f"binding     {st['binding']} (SQLite {st['sqlite_version']})",
-        f"fts         {st['fts']} ({st['fts_tokenizer']})",
-        f"vector      {st['vector']}"
-        + (f" {st['sqlite_vec_version']}" if st["sqlite_vec_version"] else "")
-        + (f" — {st['sqlite_vec_error']}" if st["sqlite_vec_error"] else ""),
-        f"provider    {st['provider']} ({st['provider_reason']})",
-        f"model       {st['model'] or '-'}   dims {st['dims'] or '-'}",
+        f"workspace   {st.workspace}",
+        f"index       {st.index}",
+        f"binding     {st.binding} (SQLite {st.sqlite_version})",
+        f"fts         {st.fts} ({st.fts_tokenizer})",
+        f"vector      {st.vector}"
+        + (f" {st.sqlite_vec_version}" if st.sqlite_vec_version else "")
+        + (f" — {st.sqlite_vec_error}" if st.sqlite_vec_error else ""),
+        f"provider    {st.provider} ({st.provider_reason})",
+        f"model       {st.model or '-'}   dims {st.dims or '-'}",
         *_provider_lines(st),
-        f"mode        {st['mode']}",
-        f"files       {st['files']} indexed / {st['files_on_disk']} on disk",
-        f"chunks      {st['chunks']} ({st['embedded_chunks']} embedded)",
-        f"cache       {st['cache_entries']} entries",
-        f"dirty       {'yes' if st['dirty'] else 'no'}"
-        + (
-            "  (fingerprint changed: full reindex on next sync)" if st["needs_full_reindex"] else ""
-        ),
+        f"mode        {st.mode}",
+        f"files       {st.files} indexed / {st.files_on_disk} on disk",
+        f"chunks      {st.chunks} ({st.embedded_chunks} embedded)",
+        f"cache       {st.cache_entries} entries",
+        f"dirty       {'yes' if st.dirty else 'no'}"
+        + ("  (fingerprint changed: full reindex on next sync)" if st.needs_full_reindex else ""),
     ]
-    if st["provider_error"]:
-        lines.append(f"provider error: {st['provider_error']}")
+    if st.provider_error:
+        lines.append(f"provider error: {st.provider_error}")
     from engine.cli.qmd_compare import status_lines
 
     lines += status_lines(st)
-    for path, err in dict(st["file_errors"]).items():  # type: ignore[call-overload]
+    for path, err in st.file_errors.items():
         lines.append(f"file error  {path}: {err}")
-    emit(args, st, "\n".join(lines))
+    emit(args, st.to_json(), "
+".join(lines))
     return EXIT_OK
 
 
-def _provider_lines(st: dict[str, Any]) -> list[str]:
+def _provider_lines(st: EngineStatus) -> list[str]:
     """Endpoint (key redacted), embedding fallback, batch jobs and multimodal scope."""
-    detail = st.get("provider_detail") or {}
+    detail: Mapping[str, Any] = st.provider_detail or {}
     out = []
     if detail.get("endpoint"):
         out.append(f"endpoint    {detail['endpoint']}   key {detail.get('api_key') or 'none'}")
-    switch = st.get("provider_fallback")
+    switch = st.provider_fallback
     if switch:
         out.append(f"fallback    {switch['from']} -> {switch['to']}: {switch['reason']}")
     batch = detail.get("batch")
@@ -156,10 +158,10 @@ def _provider_lines(st: dict[str, Any]) -> list[str]:
         state = "on" if batch["active"] else "off"
         note = f" — {batch['disabled_reason']}" if batch["disabled_reason"] else ""
         out.append(f"batch       {state}, {batch['jobs_running']} jobs running{note}")
-    multimodal = st.get("multimodal") or {}
-    if multimodal and (multimodal["active"] or "enabled is false" not in multimodal["why"]):
-        state = "on" if multimodal.get("active") else "off"
-        out.append(f"multimodal  {state} ({multimodal.get('why')})")
+    multimodal = st.multimodal
+    if multimodal.active or "enabled is false" not in multimodal.why:
+        state = "on" if multimodal.active else "off"
+        out.append(f"multimodal  {state} ({multimodal.why})")
     return out
 
 
@@ -187,16 +189,16 @@ def cmd_index(args: argparse.Namespace) -> int:
         "cache_hits": done.cache_hits,
         "duration_s": round(done.duration, 3),
         "errors": list(done.errors),
-        "files": st["files"],
-        "chunks": st["chunks"],
-        "provider": st["provider"],
-        "model": st["model"],
+        "files": st.files,
+        "chunks": st.chunks,
+        "provider": st.provider,
+        "model": st.model,
     }
     text = (
         f"{'full reindex' if done.full else 'sync'}: {done.files_indexed} files indexed, "
         f"{done.files_removed} removed, {done.chunks_embedded} chunks embedded, "
         f"{done.cache_hits} cache hits in {done.duration:.2f}s — "
-        f"{st['files']} files, {st['chunks']} chunks ({st['provider']})"
+        f"{st.files} files, {st.chunks} chunks ({st.provider})"
     )
     for err in done.errors:
         text += f"\nwarning: {err}"

@@ -16,6 +16,7 @@ from engine.qmd.backend import QmdBackend, answer_dict
 
 if TYPE_CHECKING:
     from engine.core import Engine
+    from engine.status import EngineStatus
 
 
 def attach(engine: Engine) -> QmdBackend:
@@ -83,18 +84,18 @@ def format_compare(data: dict[str, Any], width: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def status_lines(st: dict[str, Any]) -> list[str]:
+def status_lines(st: EngineStatus) -> list[str]:
     """The ``memdeck status`` lines about the backend (nothing extra for builtin)."""
-    q = st.get("qmd")
-    if not isinstance(q, dict):
+    q = st.qmd
+    if q is None:
         return []
-    lines = [f"backend     qmd ({q['resolved_command'] or q['command']}, {q['search_mode']})"]
-    if st.get("fallback"):
-        lines.append(f"fallback    {st['fallback']} — {st['fallback_reason']}")
-    names = ", ".join(c["name"] for c in q["collections"]) or "none"
+    lines = [f"backend     qmd ({q.resolved_command or q.command}, {q.search_mode})"]
+    if st.fallback:
+        lines.append(f"fallback    {st.fallback} — {st.fallback_reason}")
+    names = ", ".join(c.name for c in q.collections) or "none"
     lines.append(f"qmd colls   {names}")
-    if q.get("embed_model"):
-        lines.append(f"qmd embed   {q['embed_model']}")
-    for w in q.get("warnings", []):
+    if q.embed_model:
+        lines.append(f"qmd embed   {q.embed_model}")
+    for w in q.warnings:
         lines.append(f"qmd warning {w}")
     return lines

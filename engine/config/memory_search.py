@@ -16,6 +16,8 @@ from typing import Any
 from engine.config.reader import MISSING, ConfigReader, unique
 from engine.config.settings import (
     FUSIONS,
+    MMR_SIMILARITIES,
+    NORMALIZATIONS,
     PROVIDERS,
     BatchSettings,
     CacheSettings,
@@ -34,8 +36,6 @@ from engine.config.settings import (
 )
 
 FALLBACKS = tuple(p for p in PROVIDERS if p != "auto")  # "auto" is not a fallback
-NORMALIZATIONS = ("minmax", "zscore")
-MMR_SIMILARITIES = ("jaccard", "cosine")
 FTS_TOKENIZERS = ("unicode61", "trigram")
 OUTPUT_DIMENSIONS = (768, 1536, 3072)
 SOURCES = ("memory", "sessions")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 DEFAULT_LOCAL_MODEL = (
     "hf:ggml-org/embeddinggemma-300m-qat-q8_0-GGUF/embeddinggemma-300m-qat-Q8_0.gguf"
@@ -25,7 +26,20 @@ PROVIDER_DEFAULT_MODELS: dict[str, str] = {
 }
 
 PROVIDERS = ("auto", "openai", "gemini", "voyage", "mistral", "ollama", "local", "none")
-FUSIONS = ("weighted", "normalized", "rrf", "geometric")
+
+#: How a search combines its sides: both (hybrid), keywords only, vectors only.
+SearchMode = Literal["hybrid", "fts", "vector"]
+#: How the text and vector scores of a hybrid search become one score.
+Fusion = Literal["weighted", "normalized", "rrf", "geometric"]
+#: How ``fusion = "normalized"`` rescales each side before the weighted sum.
+Normalization = Literal["minmax", "zscore"]
+#: What MMR measures redundancy with.
+MMRSimilarity = Literal["jaccard", "cosine"]
+
+SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
+FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
+NORMALIZATIONS: tuple[Normalization, ...] = get_args(Normalization)
+MMR_SIMILARITIES: tuple[MMRSimilarity, ...] = get_args(MMRSimilarity)
 
 
 @dataclass(frozen=True)
@@ -64,7 +78,7 @@ class MMRSettings:
     enabled: bool = False
     lambda_: float = 0.7
     # "jaccard" (OpenClaw's) or "cosine" (embedding similarity, memdeck extra).
-    similarity: str = "jaccard"
+    similarity: MMRSimilarity = "jaccard"
 
 
 @dataclass(frozen=True)
@@ -80,8 +94,8 @@ class HybridSettings:
     text_weight: float = 0.3
     candidate_multiplier: int = 4
     # "weighted" is OpenClaw's raw sum; "geometric" won on LoCoMo (README "Benchmarks").
-    fusion: str = "geometric"
-    normalization: str = "minmax"  # or "zscore", for fusion="normalized"
+    fusion: Fusion = "geometric"
+    normalization: Normalization = "minmax"  # or "zscore", for fusion="normalized"
     rrf_k: int = 60
     mmr: MMRSettings = field(default_factory=MMRSettings)
     temporal_decay: DecaySettings = field(default_factory=DecaySettings)

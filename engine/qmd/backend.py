@@ -42,6 +42,14 @@ from engine.qmd.results import QmdHit, clamp_snippets, parse_search_output
 from engine.qmd.runner import QmdError, QmdHome, QmdRunner, resolve_command
 from engine.qmd.scope import check_scope
 from engine.qmd.session_export import ExportReport, export_sessions
+from engine.qmd.status import (
+    QmdCollectionInfo,
+    QmdReconcileSummary,
+    QmdSessionsExport,
+    QmdStatus,
+    QmdStatusLimits,
+    QmdStep,
+)
 from engine.workspace.files import PathRefused, Workspace
 
 log = logging.getLogger("memdeck.qmd")
@@ -100,13 +108,9 @@ class _Step:
     duration_s: float
     detail: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "at": dt.datetime.fromtimestamp(self.at).isoformat(timespec="seconds"),
-            "ok": self.ok,
-            "duration_s": round(self.duration_s, 3),
-            "detail": self.detail,
-        }
+    def to_status(self) -> QmdStep:
+        at = dt.datetime.fromtimestamp(self.at).isoformat(timespec="seconds")
+        return QmdStep(at, self.ok, round(self.duration_s, 3), self.detail)
 
 
 class QmdBackend:
@@ -539,69 +543,69 @@ class QmdBackend:
         return target
 
     # -- status ------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
+    def status(self) -> QmdStatus:
         try:
             resolved: str | None = resolve_command(self.qs.command, self.env)[0]
             missing = None
         except QmdError as exc:
             resolved, missing = None, str(exc)
+        limits = self.qs.limits
         with self._lock:
             reason = self.fallback_reason or missing
-            kind = self.failure_kind or ("missing" if missing else None)
-            data: dict[str, Any] = {
-                "command": self.qs.command,
-                "resolved_command": resolved,
-                "search_mode": self.qs.search_mode,
-                "home": str(self.home.root),
-                "started": self._started,
-                "healthy": None if (self.last_ok is None and reason is None) else reason is None,
-                "fallback": "builtin" if reason else None,
-                "fallback_reason": reason,
-                "failure_kind": kind,
-                "last_ok": _iso(self.last_ok),
-                "last_failure": _iso(self.last_failure),
-                "searches": self.searches,
-                "fallbacks": self.fallbacks,
-                "refreshing": self.refreshing,
-                "last_update": self.last_update.to_dict() if self.last_update else None,
-                "last_embed": self.last_embed.to_dict() if self.last_embed else None,
-                "embed_model": str(self.embed_model) if self.embed_model else None,
-                "embed_enabled": self.embed_enabled,
-                "collections": [
-                    {"name": c.name, "path": str(c.path), "pattern": c.pattern, "kind": c.kind}
+            report, export = self.reconcile_report, self.export_report
+            return QmdStatus(
+                command=self.qs.command,
+                resolved_command=resolved,
+                search_mode=self.qs.search_mode,
+                home=str(self.home.root),
+                started=self._started,
+                healthy=None if (self.last_ok is None and reason is None) else reason is None,
+                fallback="builtin" if reason else None,
+                fallback_reason=reason,
+                failure_kind=self.failure_kind or ("missing" if missing else None),
+                last_ok=_iso(self.last_ok),
+                last_failure=_iso(self.last_failure),
+                searches=self.searches,
+                fallbacks=self.fallbacks,
+                refreshing=self.refreshing,
+                last_update=self.last_update.to_status() if self.last_update else None,
+                last_embed=self.last_embed.to_status() if self.last_embed else None,
+                embed_model=str(self.embed_model) if self.embed_model else None,
+                embed_enabled=self.embed_enabled,
+                collections=tuple(
+                    QmdCollectionInfo(c.name, str(c.path), c.pattern, c.kind)
                     for c in self.collections
-                ],
-                "reconciled": self._reconciled,
-                "reconcile": (
-                    {
-                        "kept": self.reconcile_report.kept,
-                        "added": self.reconcile_report.added,
-                        "removed": self.reconcile_report.removed,
-                        "errors": self.reconcile_report.errors,
-                    }
-                    if self.reconcile_report
+                ),
+                reconciled=self._reconciled,
+                reconcile=(
+                    QmdReconcileSummary(
+                        tuple(report.kept),
+                        tuple(report.added),
+                        tuple(report.removed),
+                        tuple(report.errors),
+                    )
+                    if report
                     else None
                 ),
-                "sessions_export": (
-                    {
-                        "dir": str(self.sessions_out),
-                        "written": len(self.export_report.written),
-                        "unchanged": self.export_report.unchanged,
-                        "removed": len(self.export_report.removed),
-                        "expired": self.export_report.expired,
-                    }
-                    if self.export_report and self.sessions_out
+                sessions_export=(
+                    QmdSessionsExport(
+                        dir=str(self.sessions_out),
+                        written=len(export.written),
+                        unchanged=export.unchanged,
+                        removed=len(export.removed),
+                        expired=export.expired,
+                    )
+                    if export and self.sessions_out
                     else None
                 ),
-                "limits": {
-                    "maxResults": self.qs.limits.max_results,
-                    "maxSnippetChars": self.qs.limits.max_snippet_chars,
-                    "maxInjectedChars": self.qs.limits.max_injected_chars,
-                    "timeoutMs": self.qs.limits.timeout_ms,
-                },
-                "warnings": list(self.warnings),
-            }
-        return data
+                limits=QmdStatusLimits(
+                    limits.max_results,
+                    limits.max_snippet_chars,
+                    limits.max_injected_chars,
+                    limits.timeout_ms,
+                ),
+                warnings=tuple(self.warnings),
+            )
 
 
 def _iso(t: float | None) -> str | None:

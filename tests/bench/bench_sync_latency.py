@@ -126,8 +126,8 @@ def run(chunks: int, edits: int, provider_name: str, debounce: float, seed: int)
         if provider_name == "hash"
         else "none (FTS-only)",
         "debounce_s": debounce,
-        "chunks": status["chunks"],
-        "files": status["files"],
+        "chunks": status.chunks,
+        "files": status.files,
         "workspace_bytes": manifest.get("bytes"),
         "cold_index_s": round(cold.seconds, 2),
         "edits": edits,

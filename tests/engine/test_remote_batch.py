@@ -108,7 +108,7 @@ def test_openai_batch_lifecycle(build, server, notes) -> None:
     assert create["completion_window"] == "24h" and create["endpoint"] == "/v1/embeddings"
     embeds = [p for p in progress if p.phase == "embed"]
     assert embeds[-1].chunks_embedded == 3 and embeds[-1].requests >= 5
-    st = eng.status()["provider_detail"]["batch"]
+    st = eng.status().provider_detail["batch"]
     assert (st["jobs_submitted"], st["jobs_collected"], st["jobs_running"]) == (1, 1, 0)
     outcome = eng.search("oat milk", eng.default_options().with_(min_score=0))
     assert outcome.results[0].path == "memory/2026-03-02.md"
@@ -157,7 +157,7 @@ def test_one_failed_job_is_resubmitted(build, server, notes) -> None:
     assert done.chunks_embedded == 3
     assert [j.state for j in server.jobs.values()] == ["failed", "done"]
     assert doc_requests(server) == []
-    batch = eng.status()["provider_detail"]["batch"]
+    batch = eng.status().provider_detail["batch"]
     assert batch["failures"] == 1 and batch["active"]
 
 
@@ -168,7 +168,7 @@ def test_two_failures_switch_to_direct_requests(build, server, notes) -> None:
     assert done.chunks_embedded == 3 and not done.errors
     assert [j.state for j in server.jobs.values()] == ["failed", "failed"]
     assert sum(len(r.json["input"]) for r in doc_requests(server)) == 3
-    batch = eng.status()["provider_detail"]["batch"]
+    batch = eng.status().provider_detail["batch"]
     assert not batch["active"] and "after 2 failed jobs" in batch["disabled_reason"]
     assert "simulated batch failure" in batch["disabled_reason"]
     # later texts go straight to direct requests for the rest of the run
@@ -184,7 +184,7 @@ def test_batch_timeout_cancels_and_counts_as_failure(build, server, notes) -> No
     assert done.chunks_embedded == 3
     cancels = [p for p in server.paths() if p.endswith("/cancel")]
     assert len(cancels) == 2 and all(j.state == "cancelled" for j in server.jobs.values())
-    reason = eng.status()["provider_detail"]["batch"]["disabled_reason"]
+    reason = eng.status().provider_detail["batch"]["disabled_reason"]
     assert "still running after 0.004 min" in reason
 
 
@@ -196,8 +196,8 @@ def test_wait_false_leaves_jobs_running_and_next_sync_collects(
     done = first.sync()
     assert done.chunks_embedded == 0 and not done.errors
     st = first.status()
-    assert st["chunks"] == 3 and st["embedded_chunks"] == 0
-    assert st["provider_detail"]["batch"]["jobs_running"] == 1
+    assert st.chunks == 3 and st.embedded_chunks == 0
+    assert st.provider_detail["batch"]["jobs_running"] == 1
     registry = list(state_dir.rglob("*.batch-jobs.json"))
     assert len(registry) == 1
     saved = json.loads(registry[0].read_text())
@@ -214,7 +214,7 @@ def test_wait_false_leaves_jobs_running_and_next_sync_collects(
     assert pending.chunks_embedded == 0 and len(server.jobs) == 1
     collected = second.sync()
     assert collected.chunks_embedded == 3 and len(server.jobs) == 1
-    assert second.status()["embedded_chunks"] == 3
+    assert second.status().embedded_chunks == 3
     assert not registry[0].exists()
     assert [r.json["input"] for r in doc_requests(server)] == [["oat milk"]]  # the query only
     assert second.sync().chunks_embedded == 0

@@ -68,8 +68,8 @@ def full_flags(eng: Engine) -> list[bool]:
 def test_healthy_primary_never_touches_the_fallback(engine, primary, backup) -> None:
     engine.sync()
     st = engine.status()
-    assert st["provider"] == "openai" and st["provider_fallback"] is None
-    assert st["provider_detail"]["fallback_provider"] == "configured, not started"
+    assert st.provider == "openai" and st.provider_fallback is None
+    assert st.provider_detail["fallback_provider"] == "configured, not started"
     assert backup.requests == []
 
 
@@ -80,11 +80,11 @@ def test_primary_down_at_start_switches_before_indexing(engine, primary, backup)
     assert done.full and done.chunks_embedded == 2 and not done.errors
     assert flags == [True]
     st = engine.status()
-    assert (st["provider"], st["model"], st["dims"]) == ("gemini", "gemini-embedding-001", 24)
-    assert st["provider_fallback"]["from"] == "openai" and st["provider_fallback"]["to"] == "gemini"
-    assert "HTTP 500" in st["provider_fallback"]["reason"]
-    assert st["provider_detail"]["endpoint"] == backup.url + "/v1beta"
-    assert st["provider_detail"]["api_key"] == "<redacted> from models.providers.google.apiKey"
+    assert (st.provider, st.model, st.dims) == ("gemini", "gemini-embedding-001", 24)
+    assert st.provider_fallback["from"] == "openai" and st.provider_fallback["to"] == "gemini"
+    assert "HTTP 500" in st.provider_fallback["reason"]
+    assert st.provider_detail["endpoint"] == backup.url + "/v1beta"
+    assert st.provider_detail["api_key"] == "<redacted> from models.providers.google.apiKey"
     assert backup.embed_requests()[0].headers["x-goog-api-key"] == GKEY
     assert KEY not in repr(st) and GKEY not in repr(st)
 
@@ -104,8 +104,8 @@ def test_primary_failing_mid_sync_forces_exactly_one_full_reindex(
     assert engine.store.fingerprint()["provider"] == "gemini"
     assert engine.store.dims == 24
     st = engine.status()
-    assert not st["needs_full_reindex"]
-    reason = st["provider_fallback"]["reason"]
+    assert not st.needs_full_reindex
+    reason = st.provider_fallback["reason"]
     assert "HTTP 401" in reason and KEY not in reason
     # later syncs are incremental again and re-embed nothing
     again = engine.sync()
@@ -123,7 +123,7 @@ def test_query_failure_switches_and_search_degrades_to_keywords(engine, primary,
     assert "switched to the fallback" in outcome.retrieval.vector_error
     assert outcome.results[0].path == "MEMORY.md"  # keyword hit still served
     st = engine.status()
-    assert st["needs_full_reindex"] and st["provider"] == "gemini"
+    assert st.needs_full_reindex and st.provider == "gemini"
     # until the rebuild, the old vectors are not compared with the new provider's
     during = engine.search("flat white", engine.default_options().with_(min_score=0))
     assert during.mode == "fts" and during.retrieval.vector_hits == []
@@ -146,9 +146,9 @@ def test_both_failing_reports_both_reasons(make_settings, notes, primary) -> Non
     eng = Engine(settings, env=FAST)
     try:
         st = eng.status()
-        assert st["provider"] == "none" and st["mode"] == "fts"
-        assert "fallback could not start" in st["provider_error"]
-        assert "VOYAGE_API_KEY" in st["provider_error"]
+        assert st.provider == "none" and st.mode == "fts"
+        assert "fallback could not start" in st.provider_error
+        assert "VOYAGE_API_KEY" in st.provider_error
         assert eng.sync().files_indexed == 2  # keyword search still works
     finally:
         eng.close()
@@ -168,10 +168,10 @@ def test_missing_local_model_falls_back_to_remote(make_settings, notes, primary)
     eng = Engine(settings, env=FAST)
     try:
         st = eng.status()
-        assert st["provider"] == "openai"
-        assert st["provider_fallback"]["from"] == "local"
-        assert st["provider_fallback"]["reason"].startswith("local could not start: ")
-        assert "local embedding model not found" in st["provider_fallback"]["reason"]
+        assert st.provider == "openai"
+        assert st.provider_fallback["from"] == "local"
+        assert st.provider_fallback["reason"].startswith("local could not start: ")
+        assert "local embedding model not found" in st.provider_fallback["reason"]
         assert eng.sync().chunks_embedded == 2
     finally:
         eng.close()

@@ -75,10 +75,10 @@ def media_requests(server: ProviderServer) -> list[Any]:
 def test_images_and_audio_are_embedded_from_their_bytes(build, server, media) -> None:
     eng = build(server.url)
     st = eng.status()
-    assert st["multimodal"]["active"] and "image+audio" in st["multimodal"]["why"]
+    assert st.multimodal.active and "image+audio" in st.multimodal.why
     done = eng.sync()
     assert done.chunks_embedded == 4  # MEMORY.md, notes.md, the png, the mp3
-    assert eng.status()["embedded_chunks"] == 4 and eng.store.dims == 768
+    assert eng.status().embedded_chunks == 4 and eng.store.dims == 768
     sent = {}
     for r in media_requests(server):
         body = r.json
@@ -94,7 +94,7 @@ def test_images_and_audio_are_embedded_from_their_bytes(build, server, media) ->
     assert "memory/outside-extra.png" not in files and "media/linked.mp3" not in files
     assert "media/readme.txt" not in files
     assert (
-        "over multimodal.maxFileBytes (1000)" in eng.status()["file_errors"]["media/huge-scan.png"]
+        "over multimodal.maxFileBytes (1000)" in eng.status().file_errors["media/huge-scan.png"]
     )
     # the label makes a media file findable by the words of its name
     outcome = eng.search("team offsite", eng.default_options().with_(min_score=0, mode="fts"))
@@ -129,7 +129,7 @@ def test_multimodal_off_says_why_and_indexes_markdown_only(
 ) -> None:
     eng = build(server.url, **changes)
     st = eng.status()
-    assert not st["multimodal"]["active"] and why in st["multimodal"]["why"]
+    assert not st.multimodal.active and why in st.multimodal.why
     eng.sync()
     assert media_requests(server) == []
     assert sorted(eng.store.files()) == ["MEMORY.md", "media/notes.md"]

@@ -82,8 +82,8 @@ def test_openai_wire_format_status_and_search(build, server, notes) -> None:
         ]
     )
     st = eng.status()
-    assert (st["provider"], st["model"], st["dims"]) == ("openai", "text-embedding-3-small", 16)
-    detail = st["provider_detail"]
+    assert (st.provider, st.model, st.dims) == ("openai", "text-embedding-3-small", 16)
+    detail = st.provider_detail
     assert detail["endpoint"] == server.url + "/v1"
     assert detail["api_key"] == "<redacted> from remote.apiKey"
     assert KEY not in repr(st)
@@ -97,7 +97,7 @@ def test_mistral_uses_env_key_and_its_default_model(build, server, notes) -> Non
     body = server.embed_requests()[0]
     assert body.json["model"] == "mistral-embed"
     assert body.headers["authorization"] == f"Bearer {KEY}"
-    assert eng.status()["provider_detail"]["api_key"] == "<redacted> from MISTRAL_API_KEY"
+    assert eng.status().provider_detail["api_key"] == "<redacted> from MISTRAL_API_KEY"
     assert top_path(eng, "atlas rollback") == "memory/2026-03-01.md"
 
 
@@ -119,7 +119,7 @@ def test_custom_openai_compatible_endpoint_merges_headers_without_key(build, not
         assert "authorization" not in req.headers
         assert req.headers["x-tenant"] == "from-remote"  # remote wins, case-insensitively
         assert req.headers["x-region"] == "eu"
-        detail = eng.status()["provider_detail"]
+        detail = eng.status().provider_detail
         assert detail["api_key"] is None and sorted(detail["headers"]) == ["X-Region", "x-tenant"]
         assert top_path(eng, "coffee") == "MEMORY.md"
 
@@ -161,7 +161,7 @@ def test_gemini_embedding_2_sends_output_dimensionality(build, server, notes) ->
         output_dimensionality=768,
     )
     st = eng.status()
-    assert st["dims"] == 768
+    assert st.dims == 768
     assert server.embed_requests() == []  # the size is the requested one: no probe
     eng.sync()
     req = server.embed_requests()[0].json["requests"][0]
@@ -178,7 +178,7 @@ def test_gemini_embedding_2_rejects_unsupported_dimensionality(build, server, no
         output_dimensionality=1000,
     )
     st = eng.status()
-    assert st["provider"] == "none" and "768, 1536, 3072" in st["provider_error"]
+    assert st.provider == "none" and "768, 1536, 3072" in st.provider_error
 
 
 def test_ollama_native_api_without_key(build, notes) -> None:
@@ -190,7 +190,7 @@ def test_ollama_native_api_without_key(build, notes) -> None:
         assert len(reqs) == 3  # probe + one request per chunk
         assert set(reqs[1].json) == {"model", "prompt"}
         assert reqs[1].json["model"] == "nomic-embed-text"
-        assert eng.status()["provider_detail"]["endpoint"] == srv.url
+        assert eng.status().provider_detail["endpoint"] == srv.url
         assert top_path(eng, "coffee") == "MEMORY.md"
 
 
@@ -203,10 +203,10 @@ def test_auto_detection_picks_first_remote_key_in_order(build, notes) -> None:
         **{"local.explicit": True, "local.model_path": "/nonexistent/model.gguf"},
     )
     st = eng.status()
-    assert st["provider"] == "gemini"
-    assert st["provider_reason"] == "auto: gemini API key found"
-    assert st["provider_detail"]["endpoint"] == "https://generativelanguage.googleapis.com/v1beta"
-    assert st["dims"] == 3072  # documented size of the public endpoint: no request made
+    assert st.provider == "gemini"
+    assert st.provider_reason == "auto: gemini API key found"
+    assert st.provider_detail["endpoint"] == "https://generativelanguage.googleapis.com/v1beta"
+    assert st.dims == 3072  # documented size of the public endpoint: no request made
 
 
 def test_switching_provider_is_exactly_one_full_reindex(build, server, notes) -> None:
@@ -216,7 +216,7 @@ def test_switching_provider_is_exactly_one_full_reindex(build, server, notes) ->
     second = build("voyage", server.url + "/v1")
     dones: list[SyncDone] = []
     second.bus.subscribe(lambda e: dones.append(e) if isinstance(e, SyncDone) else None)
-    assert second.status()["needs_full_reindex"]
+    assert second.status().needs_full_reindex
     switched = second.sync()
     assert switched.full and switched.chunks_embedded == 2
     again = second.sync()
@@ -247,26 +247,26 @@ def test_an_outage_loses_nothing_and_the_next_sync_recovers(build, server, notes
     assert failed.errors and failed.errors[0].startswith("embedding failed: openai")
     assert KEY not in " ".join(failed.errors)
     st = eng.status()
-    assert st["chunks"] == 3 and st["embedded_chunks"] == 2  # the new file is FTS-searchable
-    assert "embedding failed" in st["file_errors"]["memory/2026-03-02.md"]
+    assert st.chunks == 3 and st.embedded_chunks == 2  # the new file is FTS-searchable
+    assert "embedding failed" in st.file_errors["memory/2026-03-02.md"]
     kw = eng.search("oat milk", eng.default_options().with_(min_score=0, mode="fts"))
     assert kw.results[0].path == "memory/2026-03-02.md"
     server.faults, server.wrong_dims = None, None
     healed = eng.sync()
     assert healed.chunks_embedded == 1 and not healed.errors and not healed.full
-    assert eng.status()["embedded_chunks"] == 3
+    assert eng.status().embedded_chunks == 3
 
 
 def test_endpoint_down_at_start_keeps_the_index_with_remembered_dims(build, server, notes) -> None:
     first = build("openai", server.url + "/v1")
     assert first.sync().chunks_embedded == 2
-    assert first.status()["provider_detail"]["dims_source"] == "probed"
+    assert first.status().provider_detail["dims_source"] == "probed"
     first.close()
     server.faults = always(Reply(503, "maintenance"))
     second = build("openai", server.url + "/v1", env={"MEMDECK_REMOTE_RETRIES": "0"})
     st = second.status()
-    assert st["provider"] == "openai" and st["dims"] == 16 and not st["needs_full_reindex"]
-    assert st["provider_detail"]["dims_source"].startswith("remembered (probe failed: ")
+    assert st.provider == "openai" and st.dims == 16 and not st.needs_full_reindex
+    assert st.provider_detail["dims_source"].startswith("remembered (probe failed: ")
     done = second.sync()
     assert not done.full and done.chunks_embedded == 0
-    assert second.status()["embedded_chunks"] == 2  # nothing was thrown away
+    assert second.status().embedded_chunks == 2  # nothing was thrown away

@@ -110,7 +110,7 @@ def test_fts_only_engine_degrades_visibly(make_engine, workspace_dir) -> None:
     out = eng.search("zebra", eng.default_options().with_(min_score=0.0))
     assert out.mode == "fts" and out.results[0].vector_weight == 0.0
     assert out.results[0].score == pytest.approx(out.results[0].text_score)
-    assert eng.status()["mode"] == "fts"
+    assert eng.status().mode == "fts"
 
 
 def test_mmr_reorders_and_records_its_numbers(make_engine, workspace_dir) -> None:

@@ -40,9 +40,9 @@ def local_engine(minilm_gguf, make_settings, workspace_dir):
 
 def test_status_reports_sqlite_vec_and_the_local_model(local_engine: Engine) -> None:
     st = local_engine.status()
-    assert st["vector"] == "sqlite-vec" and st["provider"] == "local"
-    assert st["dims"] == 384 and st["embedded_chunks"] == st["chunks"] == 4
-    assert st["mode"] == "hybrid"
+    assert st.vector == "sqlite-vec" and st.provider == "local"
+    assert st.dims == 384 and st.embedded_chunks == st.chunks == 4
+    assert st.mode == "hybrid"
 
 
 def test_semantic_query_without_shared_words_is_found_by_the_vector_side(

@@ -42,7 +42,7 @@ def test_incremental_sync_skips_unchanged_and_handles_edits_and_deletes(make_eng
     a.unlink()
     gone = eng.sync()
     assert gone.files_removed == 1
-    assert eng.status()["files"] == 1
+    assert eng.status().files == 1
     assert "memory/2026-03-01.md" not in paths_of(
         eng.search("porto", eng.default_options().with_(min_score=0))
     )
@@ -63,7 +63,7 @@ def test_fingerprint_change_forces_one_atomic_full_reindex(make_settings, worksp
     write(workspace_dir, "MEMORY.md", "line\n" * 200)
     eng = Engine(make_settings(), provider=None)
     eng.sync()
-    chunks_before = eng.status()["chunks"]
+    chunks_before = eng.status().chunks
     eng.close()
     eng2 = Engine(
         make_settings(
@@ -77,11 +77,11 @@ def test_fingerprint_change_forces_one_atomic_full_reindex(make_settings, worksp
     )
     try:
         st = eng2.status()
-        assert st["needs_full_reindex"] and st["dirty"]
+        assert st.needs_full_reindex and st.dirty
         done = eng2.sync()
         assert done.full
-        assert eng2.status()["chunks"] > chunks_before
-        assert not eng2.status()["needs_full_reindex"]
+        assert eng2.status().chunks > chunks_before
+        assert not eng2.status().needs_full_reindex
         assert not eng2.sync().full
     finally:
         eng2.close()
@@ -96,7 +96,7 @@ def test_bad_files_are_reported_and_never_stop_the_sync(make_engine, workspace_d
         fh.write(b"delta line of text\n" * (50 * 1024 * 1024 // 19))
     eng = make_engine(provider=None)
     done = eng.sync()
-    errors = eng.status()["file_errors"]
+    errors = eng.status().file_errors
     assert "binary" in errors["memory/binary.md"]
     assert "indexing limit" in errors["memory/big.md"]
     assert any("not valid UTF-8" in e for e in done.errors)

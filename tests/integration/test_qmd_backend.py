@@ -281,10 +281,10 @@ def test_changes_are_indexed_after_the_debounce_and_on_the_interval(fresh: World
 def test_boot_refresh_waits_when_asked(fresh: World) -> None:
     engine = fresh.engine({"update": {"onBoot": True, "waitForBootSync": True}}, sync=False)
     engine.sync()  # starts qmd: the boot refresh runs before sync returns
-    st = engine.status()["qmd"]
-    assert st["started"] and st["reconciled"]
-    assert st["last_update"]["ok"] is True and st["last_update"]["detail"] == "boot"
-    assert st["last_embed"] is None  # no local model in this state dir: nothing to embed with
+    st = engine.status().qmd
+    assert st.started and st.reconciled
+    assert st.last_update.ok is True and st.last_update.detail == "boot"
+    assert st.last_embed is None  # no local model in this state dir: nothing to embed with
 
 
 def test_sessions_are_exported_and_searchable(fresh: World) -> None:
@@ -306,8 +306,8 @@ def test_sessions_are_exported_and_searchable(fresh: World) -> None:
     assert "Assistant: Booked the gondola." in text
     assert key not in text and "[REDACTED]" in text
     assert memory_search(engine, key)["results"] == []
-    st = engine.status()["qmd"]
-    assert st["sessions_export"]["written"] == 1
+    st = engine.status().qmd
+    assert st.sessions_export.written == 1
     exported = fresh.state / "agents" / "main" / "qmd" / "sessions" / "chat-1.md"
     assert exported.is_file()
 
@@ -316,11 +316,11 @@ def test_status_reports_backend_and_collections(world: World) -> None:
     engine = world.engine()
     memory_search(engine, "Hetzner")
     st = engine.status()
-    assert st["backend"] == "qmd" and st["fallback"] is None and st["fallback_reason"] is None
-    q = st["qmd"]
-    assert q["healthy"] is True and q["resolved_command"] == str(QMD_BIN)
-    assert [c["name"] for c in q["collections"]] == ["memory-root", "memory-alt", "memory-dir"]
-    assert q["searches"] == 1 and q["fallbacks"] == 0
+    assert st.backend == "qmd" and st.fallback is None and st.fallback_reason is None
+    q = st.qmd
+    assert q.healthy is True and q.resolved_command == str(QMD_BIN)
+    assert [c.name for c in q.collections] == ["memory-root", "memory-alt", "memory-dir"]
+    assert q.searches == 1 and q.fallbacks == 0
 
 
 def test_cli_backend_flags_and_side_by_side_comparison(world: World, monkeypatch, capsys) -> None:
@@ -388,8 +388,8 @@ def test_vector_search_offline_with_memdecks_local_model(fresh: World, minilm_gg
     assert engine.qmd is not None
     engine.qmd.embed_model = minilm_gguf  # what a machine after scripts/setup.sh finds itself
     engine.sync()
-    st = engine.status()["qmd"]
-    assert st["last_embed"]["ok"] is True, st["last_embed"]
+    st = engine.status().qmd
+    assert st.last_embed.ok is True, st.last_embed
     yml = (fresh.state / "agents/main/qmd/xdg-config/qmd/index.yml").read_text("utf-8")
     assert f"embed: {minilm_gguf.resolve()}" in yml
     # no word of the query occurs in the file it should find

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from engine.qmd.runner import PROJECT_LAUNCHER
+from engine.status import EngineStatus
 from engine.tools import memory_search
 from tests.engine.test_qmd_runner import gone, script
 from tests.integration.test_qmd_backend import QMD_BIN, World, requires_qmd
@@ -63,7 +64,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     w.close()
 
 
-def _fallback_answer(world: World, command: str) -> tuple[dict, float, dict]:
+def _fallback_answer(world: World, command: str) -> tuple[dict, float, EngineStatus]:
     engine = world.engine({"command": command, "limits": {"timeoutMs": TIMEOUT_MS}})
     t0 = time.monotonic()
     out = memory_search(engine, QUERY)
@@ -102,9 +103,9 @@ def test_each_failure_is_answered_by_the_builtin_index(world, kind, make, reason
     assert out["backendFallback"]["from"] == "qmd" and reason in out["backendFallback"]["reason"]
     assert out["results"][0]["path"] == "MEMORY.md"
     assert "Postgres listens on port 5433" in out["results"][0]["snippet"]
-    assert st["backend"] == "qmd" and st["fallback"] == "builtin"
-    assert reason in st["fallback_reason"]
-    assert st["qmd"]["failure_kind"] == kind and st["qmd"]["healthy"] is False
+    assert st.backend == "qmd" and st.fallback == "builtin"
+    assert reason in st.fallback_reason
+    assert st.qmd.failure_kind == kind and st.qmd.healthy is False
     if kind == "timeout":
         for pid in map(int, (world.root / "pids").read_text().split()):
             assert gone(pid), "the hung qmd's child outlived the timeout"
@@ -127,7 +128,7 @@ def test_fallback_lasts_until_qmd_answers_again(world):
     engine = world.engine({"command": str(wrapper)})
     first = memory_search(engine, QUERY)
     assert first["backend"] == "builtin" and "index is busy" in first["backendFallback"]["reason"]
-    assert engine.status()["fallback"] == "builtin"
+    assert engine.status().fallback == "builtin"
     second = memory_search(engine, QUERY)
     assert second["backend"] == "builtin"  # still failing: still the fallback
     flag.unlink()
@@ -135,8 +136,8 @@ def test_fallback_lasts_until_qmd_answers_again(world):
     assert third["backend"] == "qmd" and "backendFallback" not in third
     assert third["results"][0]["path"] == "MEMORY.md"
     st = engine.status()
-    assert st["fallback"] is None and st["fallback_reason"] is None
-    assert st["qmd"]["healthy"] is True and st["qmd"]["fallbacks"] == 2
+    assert st.fallback is None and st.fallback_reason is None
+    assert st.qmd.healthy is True and st.qmd.fallbacks == 2
 
 
 def test_a_hanging_boot_refresh_does_not_block_start_or_search(world):
@@ -162,7 +163,7 @@ def test_a_working_update_does_not_end_a_search_fallback(world):
     assert memory_search(engine, QUERY)["backend"] == "builtin"
     assert engine.qmd.refresh("manual") is True  # update works...
     st = engine.status()
-    assert st["fallback"] == "builtin" and "fts5: corrupt" in st["fallback_reason"]  # ...search not
+    assert st.fallback == "builtin" and "fts5: corrupt" in st.fallback_reason  # ...search not
     flag.unlink()
     assert memory_search(engine, QUERY)["backend"] == "qmd"
-    assert engine.status()["fallback"] is None
+    assert engine.status().fallback is None

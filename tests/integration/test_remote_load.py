@@ -45,12 +45,12 @@ def test_2000_chunks_with_429_every_fifth_request(make_settings, workspace_dir) 
             done = eng.sync()
             assert done.chunks_embedded == FILES * LINES == 2000 and not done.errors
             st = eng.status()
-            assert st["chunks"] == st["embedded_chunks"] == 2000
-            assert st["cache_entries"] == 2000
+            assert st.chunks == st.embedded_chunks == 2000
+            assert st.cache_entries == 2000
             answered = server.embed_requests()
             rejected = len(answered) // 5 + (1 if len(answered) % 5 else 0)
-            assert st["provider_detail"]["retries"] == rejected
-            assert st["provider_detail"]["requests"] == len(answered)
+            assert st.provider_detail["retries"] == rejected
+            assert st.provider_detail["requests"] == len(answered)
             embeds = [p for p in progress if p.phase == "embed"]
             assert embeds[-1].chunks_embedded == embeds[-1].chunks_total == 2000
             fractions = [p.chunks_embedded / p.chunks_total for p in embeds if p.chunks_total]

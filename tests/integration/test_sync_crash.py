@@ -42,7 +42,7 @@ def test_killed_reindex_keeps_the_old_index_and_resumes_on_next_start(
     settings = make_settings()
     old = Engine(settings, provider=None)  # the live index: FTS-only
     old.sync()
-    chunks = old.status()["chunks"]
+    chunks = old.status().chunks
     old.close()
     index = settings.index_path
 
@@ -82,7 +82,7 @@ def test_killed_reindex_keeps_the_old_index_and_resumes_on_next_start(
         assert done.cache_hits >= embedded  # every batch it reported is kept
         assert done.chunks_embedded <= chunks - done.cache_hits
         assert provider.texts_embedded == done.chunks_embedded < chunks
-        assert eng.status()["embedded_chunks"] == chunks
+        assert eng.status().embedded_chunks == chunks
         assert eng.search("quokka", eng.default_options().with_(min_score=0)).results
         assert eng.db_integrity() == "ok"
         assert not eng.needs_full_reindex()
@@ -115,7 +115,7 @@ def test_kill_during_the_swap_leaves_one_whole_index(make_settings, workspace_di
     settings = make_settings()
     old = Engine(settings, provider=None)
     old.sync()
-    chunks = old.status()["chunks"]
+    chunks = old.status().chunks
     old.close()
     index = settings.index_path
     for delay in (0.0, 0.03, 0.1):  # before, during or after the copy
@@ -140,7 +140,7 @@ def test_kill_during_the_swap_leaves_one_whole_index(make_settings, workspace_di
     eng = Engine(settings, provider=HashEmbedder())
     try:
         eng.sync()
-        assert eng.status()["embedded_chunks"] == chunks
+        assert eng.status().embedded_chunks == chunks
         assert eng.db_integrity() == "ok"
         assert [p for p in index.parent.iterdir() if ".reindex-" in p.name] == []
     finally:

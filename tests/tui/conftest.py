@@ -100,7 +100,7 @@ async def wait_for(pilot: Any, predicate: Callable[[], object], timeout: float =
 async def ready(pilot: Any) -> None:
     """Status and tree loaded: what every screen shows once started."""
     app = pilot.app
-    await wait_for(pilot, lambda: bool(app.status) and bool(app.memory_tree.states))
+    await wait_for(pilot, lambda: app.status is not None and bool(app.memory_tree.states))
     await pilot.pause()
 
 

@@ -11,6 +11,9 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, RichLog, Spark
 
 from engine.events import FileError, SearchTimed, SyncDone, SyncProgress, SyncStarted
 from engine.index.sync_service import SyncService
+from engine.qmd.backend import QmdBackend
+from engine.qmd.config import QmdSettings
+from tests.engine.test_qmd_runner import script
 from tests.tui.conftest import drive, search, wait_for
 from tui.app import key_sections
 from tui.keymap import all_ids
@@ -34,8 +37,8 @@ def test_monitor_shows_index_facts_and_live_progress(fts_engine, make_app) -> No
         facts = plain(monitor.query_one("#monitor-facts", Static).content)
         st = fts_engine.status()
         assert "provider   none  (FTS-only)" in facts
-        assert f"{st['files']} indexed / {st['files_on_disk']} on disk" in facts
-        assert f"binding    {st['binding']} · SQLite {st['sqlite_version']}" in facts
+        assert f"{st.files} indexed / {st.files_on_disk} on disk" in facts
+        assert f"binding    {st.binding} · SQLite {st.sqlite_version}" in facts
         assert "~/state/memory/main.memdeck.sqlite" in facts
         assert "fts5 (unicode61)" in facts
         assert "not in use (memory.backend = builtin)" in plain(
@@ -75,41 +78,41 @@ def test_monitor_shows_index_facts_and_live_progress(fts_engine, make_app) -> No
     drive(app, go)
 
 
-def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app) -> None:
+def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app, tmp_path) -> None:
+    """The qmd block is drawn from a real ``QmdStatus``: a renamed field fails here."""
+    failing = script(tmp_path, "qmd-failing", 'echo "qmd: disk on fire" >&2; exit 3\n')
+    backend = QmdBackend(
+        fts_engine.settings,
+        fts_engine.workspace,
+        qmd_settings=QmdSettings(command=str(failing)),
+        embed_model=None,
+        watch=False,
+    )
+    assert backend.refresh("manual") is False  # the real failure path records the fallback
+    fts_engine.qmd = backend
     app = make_app(fts_engine)
-    qmd_status = {
-        "command": "qmd",
-        "resolved_command": "/opt/qmd/bin/qmd",
-        "search_mode": "search",
-        "fallback": "builtin",
-        "fallback_reason": "qmd timed out after 4000 ms",
-        "searches": 7,
-        "fallbacks": 2,
-        "refreshing": False,
-        "last_update": {"at": "2026-03-15T09:00:00", "ok": True, "duration_s": 1.2},
-        "last_embed": None,
-        "collections": [{"name": "memory-main", "path": "/ws", "pattern": "**/*.md"}],
-        "last_failure": "2026-03-15T09:29:00",
-    }
 
     async def go(pilot: Pilot) -> None:
-        status = dict(app.status)
-        status.update(
-            backend="qmd",
-            fallback="builtin",
-            fallback_reason="qmd timed out after 4000 ms",
-            qmd=qmd_status,
-        )
+        status = fts_engine.status()
+        assert status.qmd is not None and status.fallback == "builtin"
         app.monitor.show_status(status)
         text = plain(app.monitor.query_one("#monitor-qmd", Static).content)
-        assert "serving from builtin: qmd timed out after 4000 ms" in text
-        assert "/opt/qmd/bin/qmd · mode search" in text
-        assert "7 (2 fell back)" in text
-        assert "memory-main (/ws)" in text
-        assert "at=2026-03-15T09:00:00, ok=True, duration_s=1.2" in text
+        assert f"serving from builtin: {status.fallback_reason}" in text
+        assert "qmd: disk on fire" in text
+        assert f"{failing} · mode search" in text
+        assert "0 (0 fell back)" in text
+        names = [c.name for c in status.qmd.collections]
+        assert names and all(name in text for name in names)
+        step = status.qmd.last_update
+        assert step is not None and step.ok is False
+        assert f"at={step.at}, ok=False, duration_s=0.0, detail=manual: " in text
         assert "last embed    not yet" in text
 
-    drive(app, go)
+    try:
+        drive(app, go)
+    finally:
+        fts_engine.qmd = None
+        backend.close()
 
 
 def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rich.console import Group
 from rich.table import Table
@@ -24,6 +23,8 @@ from textual.widgets import Label, ProgressBar, RichLog, Sparkline, Static
 
 from engine.events import FileError, SearchTimed, SyncDone, SyncFailed, SyncProgress, SyncStarted
 from engine.index.sync_service import SyncServiceState
+from engine.qmd.status import QmdStep
+from engine.status import EngineStatus
 from tui.format import ago, clock_time, duration, short_path, style_of
 
 HISTORY = 40
@@ -44,7 +45,7 @@ class MonitorPane(VerticalScroll):
         self._now = now
         self._tz = tz
         self._home = home
-        self.status: dict[str, Any] = {}
+        self.status: EngineStatus | None = None
         self.service: SyncServiceState | None = None
         self.sync_durations: collections.deque[float] = collections.deque(maxlen=HISTORY)
         self.search_ms: collections.deque[float] = collections.deque(maxlen=HISTORY)
@@ -75,18 +76,18 @@ class MonitorPane(VerticalScroll):
         self._show_progress()
 
     # -- inputs (called from the app's message handlers) ----------------------------
-    def show_status(self, status: Mapping[str, Any]) -> None:
-        first = not self.status
-        self.status = dict(status)
+    def show_status(self, status: EngineStatus) -> None:
+        first = self.status is None
+        self.status = status
         self._show_facts()
         self._show_qmd()
         if first:
-            for path, error in sorted(dict(status.get("file_errors") or {}).items()):
+            for path, error in sorted(status.file_errors.items()):
                 self.log_error(f"{path}: {error}")
-            if status.get("provider_error"):
-                self.log_error(f"provider: {status['provider_error']}")
-            if status.get("recovered"):
-                self.log_error(str(status["recovered"]))
+            if status.provider_error:
+                self.log_error(f"provider: {status.provider_error}")
+            if status.recovered:
+                self.log_error(status.recovered)
 
     def show_service(self, state: SyncServiceState) -> None:
         old = self.service
@@ -183,7 +184,7 @@ class MonitorPane(VerticalScroll):
         ok = style_of(v, "state-indexed")
         warn = style_of(v, "state-dirty")
         bad = style_of(v, "state-error")
-        if not st:
+        if st is None:
             self.query_one("#monitor-facts", Static).update(Text("loading status…", style="dim"))
             return
         t = Table.grid(padding=(0, 2))
@@ -192,40 +193,38 @@ class MonitorPane(VerticalScroll):
         t.add_column(style="bold", no_wrap=True)
         t.add_column(ratio=1)
 
-        provider = Text(str(st.get("provider")))
-        if st.get("provider") in (None, "none"):
+        provider = Text(st.provider)
+        if st.provider == "none":
             provider.append("  (FTS-only)", style=warn)
-        if st.get("provider_error"):
-            provider.append(f"  {st['provider_error']}", style=bad)
-        vector = Text(str(st.get("vector")))
-        if st.get("sqlite_vec_version"):
-            vector.append(f" {st['sqlite_vec_version']}", style="dim")
-        if st.get("sqlite_vec_error"):
-            vector.append(f"  numpy fallback: {st['sqlite_vec_error']}", style=warn)
-        fts = Text(str(st.get("fts")), style=ok if st.get("fts") == "fts5" else bad)
-        fts.append(f" ({st.get('fts_tokenizer')})", style="dim")
-        dirty = bool(st.get("dirty"))
+        if st.provider_error:
+            provider.append(f"  {st.provider_error}", style=bad)
+        vector = Text(st.vector)
+        if st.sqlite_vec_version:
+            vector.append(f" {st.sqlite_vec_version}", style="dim")
+        if st.sqlite_vec_error:
+            vector.append(f"  numpy fallback: {st.sqlite_vec_error}", style=warn)
+        fts = Text(st.fts, style=ok if st.fts == "fts5" else bad)
+        fts.append(f" ({st.fts_tokenizer})", style="dim")
+        dirty = st.dirty
         service = self.service
         if service is not None:
             dirty = dirty or service.dirty
         dirty_text = Text("yes" if dirty else "no", style=warn if dirty else ok)
-        if st.get("needs_full_reindex"):
+        if st.needs_full_reindex:
             dirty_text.append("  (settings changed: full reindex)", style=warn)
-        files = Text(f"{st.get('files')} indexed / {st.get('files_on_disk')} on disk")
-        chunks = Text(f"{st.get('chunks')}")
-        if st.get("provider") not in (None, "none"):
-            chunks.append(f" ({st.get('embedded_chunks')} embedded)", style="dim")
-        last = st.get("last_sync") or None
+        files = Text(f"{st.files} indexed / {st.files_on_disk} on disk")
+        chunks = Text(f"{st.chunks}")
+        if st.provider != "none":
+            chunks.append(f" ({st.embedded_chunks} embedded)", style="dim")
+        last = st.last_sync
         if self.last_done is not None:
             d = self.last_done
             last_text = Text(
                 f"{clock_time(d.at, self._tz)} ({ago(d.at, self._now())}) · {d.reason} · "
                 f"{duration(d.duration)}"
             )
-        elif isinstance(last, Mapping):
-            last_text = Text(
-                f"{last.get('at')} · {last.get('reason')} · {last.get('duration_s')} s"
-            )
+        elif last is not None:
+            last_text = Text(f"{last.at} · {last.reason} · {last.duration_s} s")
         else:
             last_text = Text("not in this session", style="dim")
         watch = Text("–", style="dim")
@@ -246,29 +245,26 @@ class MonitorPane(VerticalScroll):
         paths = Table.grid(padding=(0, 2))
         paths.add_column(style="bold", no_wrap=True, min_width=9)
         paths.add_column(overflow="fold")
-        paths.add_row("workspace", Text(short_path(st.get("workspace"), self._home)))
-        paths.add_row("index", Text(short_path(st.get("index"), self._home)))
+        paths.add_row("workspace", Text(short_path(st.workspace, self._home)))
+        paths.add_row("index", Text(short_path(st.index, self._home)))
         rows = [
-            ("agent", Text(str(st.get("agent"))), "backend", Text(str(st.get("backend")))),
-            ("provider", provider, "model", Text(str(st.get("model") or "–"))),
-            ("dims", Text(str(st.get("dims") or "–")), "mode", Text(str(st.get("mode")))),
+            ("agent", Text(st.agent), "backend", Text(st.backend)),
+            ("provider", provider, "model", Text(st.model or "–")),
+            ("dims", Text(str(st.dims or "–")), "mode", Text(st.mode)),
             (
                 "binding",
-                Text(f"{st.get('binding')} · SQLite {st.get('sqlite_version')}"),
+                Text(f"{st.binding} · SQLite {st.sqlite_version}"),
                 "vectors",
                 vector,
             ),
-            ("FTS", fts, "cache", Text(f"{st.get('cache_entries')} embeddings")),
+            ("FTS", fts, "cache", Text(f"{st.cache_entries} embeddings")),
             ("files", files, "chunks", chunks),
             ("dirty", dirty_text, "last sync", last_text),
             (
                 "sync",
                 watch,
                 "errors",
-                Text(
-                    str(len(st.get("file_errors") or {})),
-                    style=bad if st.get("file_errors") else ok,
-                ),
+                Text(str(len(st.file_errors)), style=bad if st.file_errors else ok),
             ),
         ]
         for a, b, c, d in rows:
@@ -278,9 +274,8 @@ class MonitorPane(VerticalScroll):
     def _show_qmd(self) -> None:
         st = self.status
         widget = self.query_one("#monitor-qmd", Static)
-        qmd = st.get("qmd")
-        backend = st.get("backend")
-        if backend != "qmd" and not qmd:
+        qmd = st.qmd if st is not None else None
+        if st is None or (st.backend != "qmd" and qmd is None):
             widget.update(
                 Text.assemble(
                     ("QMD ", "bold"),
@@ -292,12 +287,11 @@ class MonitorPane(VerticalScroll):
         t = Table.grid(padding=(0, 2))
         t.add_column(style="bold", no_wrap=True)
         t.add_column()
-        fallback = st.get("fallback")
-        if fallback:
+        if st.fallback:
             t.add_row(
                 "fallback",
                 Text(
-                    f"serving from {fallback}: {st.get('fallback_reason')}",
+                    f"serving from {st.fallback}: {st.fallback_reason}",
                     style=style_of(v, "state-error"),
                 ),
             )
@@ -305,39 +299,31 @@ class MonitorPane(VerticalScroll):
             t.add_row(
                 "fallback", Text("none — qmd is answering", style=style_of(v, "state-indexed"))
             )
-        if isinstance(qmd, Mapping):
-            cmd = qmd.get("resolved_command") or qmd.get("command")
-            t.add_row("command", Text(f"{cmd} · mode {qmd.get('search_mode')}"))
+        if qmd is not None:
+            cmd = qmd.resolved_command or qmd.command
+            t.add_row("command", Text(f"{cmd} · mode {qmd.search_mode}"))
             t.add_row(
                 "searches",
                 Text(
-                    f"{qmd.get('searches', 0)} ({qmd.get('fallbacks', 0)} fell back)"
-                    + (" · refreshing" if qmd.get("refreshing") else "")
+                    f"{qmd.searches} ({qmd.fallbacks} fell back)"
+                    + (" · refreshing" if qmd.refreshing else "")
                 ),
             )
-            for key in ("last_update", "last_embed"):
-                t.add_row(key.replace("_", " "), Text(_describe_run(qmd.get(key))))
-            colls = qmd.get("collections") or []
+            t.add_row("last update", Text(_describe_run(qmd.last_update)))
+            t.add_row("last embed", Text(_describe_run(qmd.last_embed)))
             names = ", ".join(
-                f"{c.get('name')} ({short_path(c.get('path'), self._home)})"
-                if isinstance(c, Mapping)
-                else str(c)
-                for c in colls
+                f"{c.name} ({short_path(c.path, self._home)})" for c in qmd.collections
             )
             t.add_row("collections", Text(names or "none"))
-            if qmd.get("last_failure"):
-                t.add_row("last failure", Text(str(qmd.get("last_failure"))))
+            if qmd.last_failure:
+                t.add_row("last failure", Text(qmd.last_failure))
         title = Text("QMD backend", style="bold")
         widget.update(Group(title, t))
 
 
-def _describe_run(run: object) -> str:
-    if not run:
+def _describe_run(run: QmdStep | None) -> str:
+    """``at=…, ok=…, duration_s=…, detail=…`` of a maintenance step (unset parts left out)."""
+    if run is None:
         return "not yet"
-    if isinstance(run, Mapping):
-        parts = []
-        for key in ("at", "ok", "duration_s", "detail", "error"):
-            if key in run and run[key] is not None:
-                parts.append(f"{key}={run[key]}")
-        return ", ".join(parts) or str(dict(run))
-    return str(run)
+    parts = [f"{key}={value}" for key, value in run.to_json().items() if value is not None]
+    return ", ".join(parts)

@@ -1,0 +1,110 @@
+"""What ``Engine.status()`` reports: one frozen record the CLI, TUI and tools read.
+
+Clients read attributes (``st.files_on_disk``), so renaming a field breaks them
+loudly, in tests, instead of leaving a blank in the monitor. ``to_json()`` is
+``memdeck status --json``: the same keys, in the same order, as before the
+record existed (``qmd`` only when the qmd backend is configured).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from engine.config.settings import SearchMode
+from engine.events import SyncDone
+from engine.qmd.status import QmdStatus
+from engine.records import JsonRecord
+
+
+@dataclass(frozen=True)
+class SyncSummary(JsonRecord):
+    """The last sync this process ran (``last_sync`` in status)."""
+
+    at: str  # local ISO time, seconds
+    reason: str
+    full: bool
+    files_indexed: int
+    files_removed: int
+    chunks_embedded: int
+    cache_hits: int
+    duration_s: float
+    errors: tuple[str, ...]
+
+    @classmethod
+    def of(cls, done: SyncDone) -> SyncSummary:
+        return cls(
+            at=dt.datetime.fromtimestamp(done.at).isoformat(timespec="seconds"),
+            reason=done.reason,
+            full=done.full,
+            files_indexed=done.files_indexed,
+            files_removed=done.files_removed,
+            chunks_embedded=done.chunks_embedded,
+            cache_hits=done.cache_hits,
+            duration_s=round(done.duration, 3),
+            errors=tuple(done.errors),
+        )
+
+
+@dataclass(frozen=True)
+class MultimodalScope(JsonRecord):
+    """Whether media files are indexed with the current provider, and why."""
+
+    active: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class EngineStatus(JsonRecord):
+    """A workspace index at one moment: where it is, what built it, how fresh it is.
+
+    ``provider_detail``, ``provider_fallback`` and the fingerprints stay mappings:
+    their keys belong to each provider (endpoint, batch state, key source…).
+    """
+
+    OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset({"qmd"})
+
+    version: str
+    workspace: str
+    agent: str
+    config: str | None
+    index: str
+    backend: str
+    binding: str
+    sqlite_version: str
+    fts: Literal["fts5", "unavailable"]
+    fts_tokenizer: str
+    vector: Literal["sqlite-vec", "numpy"]
+    sqlite_vec_version: str | None
+    sqlite_vec_error: str | None
+    provider: str  # provider id, "none" for FTS-only
+    provider_requested: str
+    provider_reason: str
+    provider_error: str | None
+    model: str | None
+    dims: int | None
+    provider_detail: Mapping[str, object] | None
+    provider_fallback: Mapping[str, object] | None  # the embedding fallback switch
+    multimodal: MultimodalScope
+    mode: SearchMode
+    files: int
+    files_on_disk: int
+    chunks: int
+    embedded_chunks: int
+    cache_entries: int
+    file_errors: Mapping[str, str]
+    dirty: bool
+    needs_full_reindex: bool
+    fingerprint: Mapping[str, object]
+    indexed_fingerprint: Mapping[str, object] | None
+    sync_running: bool
+    last_sync: SyncSummary | None
+    last_error: str | None
+    recovered: str | None
+    debris_removed: tuple[str, ...]
+    warnings: tuple[str, ...]
+    fallback: str | None  # "builtin" while a failing qmd is replaced by the builtin index
+    fallback_reason: str | None
+    qmd: QmdStatus | None = None
