@@ -139,8 +139,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines += status_lines(st)
     for path, err in st.file_errors.items():
         lines.append(f"file error  {path}: {err}")
-    emit(args, st.to_json(), "
-".join(lines))
+    emit(args, st.to_json(), "\n".join(lines))
     return EXIT_OK
 
 

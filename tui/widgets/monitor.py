@@ -267,8 +267,8 @@ class MonitorPane(VerticalScroll):
                 Text(str(len(st.file_errors)), style=bad if st.file_errors else ok),
             ),
         ]
-        for a, b, c, d in rows:
-            t.add_row(a, b, c, d)
+        for row in rows:
+            t.add_row(*row)
         self.query_one("#monitor-facts", Static).update(Group(paths, t))
 
     def _show_qmd(self) -> None:
