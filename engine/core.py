@@ -69,7 +69,9 @@ class Engine:
         self.settings = settings
         self.ms = settings.memory_search
         self.bus = bus or EventBus()
-        self.workspace = Workspace(settings.workspace, self.ms.extra_paths)
+        self.workspace = Workspace(
+            settings.workspace, self.ms.extra_paths, self.ms.extra_path_patterns
+        )
         self.index_path = settings.index_path
         self.vector_path = "auto"
         self.lock_timeout = 30.0
@@ -362,6 +364,8 @@ class Engine:
             workspace=str(self.workspace.root),
             agent=self.settings.agent_id,
             config=str(self.settings.config_path) if self.settings.config_path else None,
+            config_layout=self.settings.config_layout,
+            openclaw_rejections=self.settings.openclaw_rejections,
             index=str(self.index_path),
             backend=self.settings.backend,
             binding=store.db.binding,

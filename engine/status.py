@@ -108,3 +108,7 @@ class EngineStatus(JsonRecord):
     fallback: str | None  # "builtin" while a failing qmd is replaced by the builtin index
     fallback_reason: str | None
     qmd: QmdStatus | None = None
+    #: which memory-search layout was read (seed memorySearch, 2026.9 memory.search, both)
+    config_layout: str = ""
+    #: what OpenClaw 2026.9.6 would refuse in the config file (memdeck still opens it)
+    openclaw_rejections: tuple[str, ...] = ()

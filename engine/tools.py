@@ -22,7 +22,7 @@ def tools_disabled_reason(engine: Engine) -> str | None:
     if not engine.settings.tools_enabled:
         return 'memory tools are disabled (plugins.slots.memory = "none")'
     if not engine.ms.enabled:
-        return "memory search is disabled (memorySearch.enabled = false)"
+        return "memory search is disabled (memory.search.enabled = false)"
     return None
 
 

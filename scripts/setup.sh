@@ -37,3 +37,11 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "setup: npm not found; skipping qmd (the QMD backend tests will skip)" >&2
 fi
+
+# OpenClaw itself (Node 24 + openclaw@2026.9.6 in .cache/openclaw), the reference
+# the `openclaw` profile and the config reader are proven against.
+if command -v npm >/dev/null 2>&1; then
+  bash scripts/install_openclaw.sh >/dev/null
+else
+  echo "setup: npm not found; SKIPPING OpenClaw (the OpenClaw differential tests will skip)" >&2
+fi

@@ -47,6 +47,6 @@ def open_engine(args: argparse.Namespace, workspace: Path | None = None) -> Engi
     settings = load_settings(
         config_path=args.config, workspace=workspace or args.workspace, agent_id=args.agent
     )
-    for warning in settings.warnings:
+    for warning in (*settings.warnings, *settings.openclaw_rejections):
         print(f"memdeck: warning: {warning}", file=sys.stderr)
     return Engine(settings)

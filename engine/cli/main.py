@@ -116,6 +116,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         engine.close()
     lines = [
         f"workspace   {st.workspace}",
+        f"config      {st.config or 'none'} — {st.config_layout}",
         f"index       {st.index}",
         f"binding     {st.binding} (SQLite {st.sqlite_version})",
         f"fts         {st.fts} ({st.fts_tokenizer})",

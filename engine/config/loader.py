@@ -23,6 +23,7 @@ and builders in :mod:`engine.config.memory_search`.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -31,6 +32,12 @@ from typing import Any
 
 from engine.config import paths
 from engine.config.memory_search import MEMORY_SEARCH_KEYS, build_memory_search
+from engine.config.openclaw_2026_9 import (
+    OPENCLAW_RELEASE,
+    ExtraPathPattern,
+    normalize_extra_paths,
+    read_layouts,
+)
 from engine.config.reader import (
     MISSING,
     ConfigContext,
@@ -50,7 +57,13 @@ from engine.config.settings import Settings
 DEFAULT_AGENT_ID = Settings.agent_id
 BACKENDS = ("builtin", "qmd")
 CITATION_MODES = ("auto", "on", "off")
-_MEMORY_KEYS: dict[str, Any] = {"backend": None, "citations": None, "qmd": None}
+_MEMORY_KEYS: dict[str, Any] = {"backend": None, "citations": None, "qmd": None, "search": None}
+
+
+def _env_path(root: ConfigReader, text: str) -> str:
+    """``${VAR}`` in one extraPaths entry; an unset variable drops it (with a warning)."""
+    single = ConfigReader({"extraPaths": text}, {(): ""}, root.ctx)
+    return (single.string(("extraPaths",)) or "").strip()
 
 
 def _provider_options(
@@ -190,29 +203,51 @@ def load_settings(
     root.obj(("agents", "defaults"))
     index, entry = _agent_entry(root, chosen_agent, explicit=agent_id is not None)
 
-    defaults_where = "agents.defaults.memorySearch"
-    defaults_ms = root.obj(("agents", "defaults", "memorySearch"))
-    override_where = f"agents.list[{index}].memorySearch"
+    # Both layouts (seed memorySearch, 2026.9 memory.search) combined per scope;
+    # see engine.config.openclaw_2026_9 for the precedence and 2026.9's defaults.
+    root.obj(("agents", "defaults", "memorySearch"))  # type errors at their true path
+    root.obj(("memory", "search"))
     override_reader = ConfigReader(entry, {(): f"agents.list[{index}]"}, ctx)
-    override_ms = override_reader.obj(("memorySearch",)) if entry else {}
+    if entry:
+        override_reader.obj(("memorySearch",))
+        override_reader.obj(("memory", "search"))
+    layouts = read_layouts(document, index, entry)
+    if read_path is None:
+        layouts = dataclasses.replace(layouts, rejected=())
+    defaults_ms, defaults_where = layouts.defaults.block, layouts.defaults.where
+    override_ms, override_where = layouts.agent.block, layouts.agent.where
+    raw_extra = [
+        (scope.origins.get(("extraPaths",), f"{scope.where}.extraPaths"), value)
+        for scope in (layouts.defaults, layouts.agent)
+        if (value := scope.block.pop("extraPaths", None)) is not None
+    ]
     memory = root.obj(("memory",))
 
     warn_unknown(defaults_ms, MEMORY_SEARCH_KEYS, defaults_where, ctx)
     warn_unknown(override_ms, MEMORY_SEARCH_KEYS, override_where, ctx)
     warn_unknown(memory, _MEMORY_KEYS, "memory", ctx)
 
-    origins: dict[tuple[str, ...], str] = {}
-    annotate_origins(defaults_ms, defaults_where, (), origins)
+    origins: dict[tuple[str, ...], str] = dict(layouts.defaults.origins)
+    origins[()] = defaults_where
     merged = merge_with_origins(defaults_ms, override_ms, override_where, (), origins)
+    origins.update({rel: where for rel, where in layouts.agent.origins.items() if rel})
     # extraPaths is the one list OpenClaw concatenates rather than replaces:
-    # an agent's extra folders come on top of the shared ones.
-    extra = [
-        *ConfigReader(defaults_ms, {(): defaults_where}, ctx).strings(("extraPaths",)),
-        *ConfigReader(override_ms, {(): override_where}, ctx).strings(("extraPaths",)),
-    ]
-    extra_paths = unique([p.strip() for p in extra if p.strip()])
+    # an agent's extra folders come on top of the shared ones. Items may be
+    # strings or 2026.9's {path, pattern} objects.
+    extra_plain, extra_globs, extra_errors = normalize_extra_paths(raw_extra)
+    if extra_errors:
+        where, expected, found = extra_errors[0]
+        raise ctx.type_error(where, expected, found)
+    extra_paths = tuple(p for p in unique([_env_path(root, p) for p in extra_plain]) if p)
+    extra_patterns = tuple(
+        ExtraPathPattern(folder, x.pattern)
+        for x in extra_globs
+        if (folder := _env_path(root, x.path))
+    )
     merged_reader = ConfigReader(merged, origins, ctx)
     memory_search = build_memory_search(merged_reader, chosen_agent, extra_paths)
+    if extra_patterns:
+        memory_search = dataclasses.replace(memory_search, extra_path_patterns=extra_patterns)
 
     slot = root.string(("plugins", "slots", "memory"))
     api_keys, base_urls, headers = _provider_options(root)
@@ -231,6 +266,11 @@ def load_settings(
         provider_base_urls=base_urls,
         provider_headers=headers,
         raw=document,
+        config_layout=layouts.status_line,
+        openclaw_rejections=tuple(
+            f"{read_path}: OpenClaw {OPENCLAW_RELEASE} would refuse this file: {rejected}"
+            for rejected in layouts.rejected
+        ),
         warnings=tuple(ctx.warnings),
     )
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
+from engine.config.openclaw_2026_9 import ExtraPathPattern
+
 DEFAULT_LOCAL_MODEL = (
     "hf:ggml-org/embeddinggemma-300m-qat-q8_0-GGUF/embeddinggemma-300m-qat-Q8_0.gguf"
 )
@@ -154,6 +156,8 @@ class MemorySearchSettings:
     output_dimensionality: int = 3072
     local: LocalSettings = field(default_factory=LocalSettings)
     extra_paths: tuple[str, ...] = ()
+    #: 2026.9's ``{path, pattern}`` extraPaths: only matching files under ``path``
+    extra_path_patterns: tuple[ExtraPathPattern, ...] = ()
     chunking: ChunkingSettings = field(default_factory=ChunkingSettings)
     query: QuerySettings = field(default_factory=QuerySettings)
     cache: CacheSettings = field(default_factory=CacheSettings)
@@ -183,6 +187,11 @@ class Settings:
     provider_base_urls: dict[str, str] = field(default_factory=dict)
     provider_headers: dict[str, dict[str, str]] = field(default_factory=dict)
     raw: dict = field(default_factory=dict)  # the parsed file, for sections other issues own
+    #: which memory-search layout was read (seed memorySearch, 2026.9 memory.search, both)
+    config_layout: str = "no memory search block; seed defaults"
+    #: what OpenClaw 2026.9.6 would refuse in the file (memdeck still opens it);
+    #: kept apart from ``warnings``, which are about memdeck's own reading
+    openclaw_rejections: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
     @property

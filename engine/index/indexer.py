@@ -89,6 +89,8 @@ def index_fingerprint(ms: MemorySearchSettings, provider: EmbeddingProvider | No
         "chunk_overlap": ms.chunking.overlap,
         "fts_tokenizer": ms.store.fts_tokenizer,
     }
+    if ms.extra_path_patterns:  # absent for plain paths, so older indexes stay valid
+        fp["extra_patterns"] = sorted(f"{x.path}\0{x.pattern}" for x in ms.extra_path_patterns)
     if provider is None:
         fp.update(provider="none", model=None, provider_key=None, dims=None)
     else:

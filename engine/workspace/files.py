@@ -19,7 +19,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.config.openclaw_2026_9 import ExtraPathPattern
 from engine.workspace.dates import date_from_path
+from engine.workspace.globs import matches_glob
 
 IGNORED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
@@ -92,12 +94,36 @@ def _is_symlink(path: Path) -> bool:
 class Workspace:
     """A workspace folder plus the extra paths configured for it."""
 
-    def __init__(self, root: Path, extra_paths: Sequence[str] = ()):
+    def __init__(
+        self,
+        root: Path,
+        extra_paths: Sequence[str] = (),
+        extra_patterns: Sequence[ExtraPathPattern] = (),
+    ):
         self.root = Path(os.path.abspath(Path(root).expanduser()))
-        expanded = (os.path.expanduser(x) for x in extra_paths)
-        self.extra_paths: tuple[Path, ...] = tuple(
-            Path(os.path.abspath(p if os.path.isabs(p) else self.root / p)) for p in expanded
+        plain = tuple(self._absolute(p) for p in extra_paths)
+        #: folder -> globs its files must match (2026.9's {path, pattern} entries);
+        #: a folder also listed as a plain path keeps all its files
+        self.extra_patterns: dict[Path, tuple[str, ...]] = {}
+        for entry in extra_patterns:
+            folder = self._absolute(entry.path)
+            if folder not in plain:
+                self.extra_patterns[folder] = (*self.extra_patterns.get(folder, ()), entry.pattern)
+        self.extra_paths: tuple[Path, ...] = plain + tuple(
+            p for p in self.extra_patterns if p not in plain
         )
+
+    def _absolute(self, text: str) -> Path:
+        path = os.path.expanduser(text)
+        return Path(os.path.abspath(path if os.path.isabs(path) else self.root / path))
+
+    def _pattern_allows(self, extra: Path, path: str) -> bool:
+        """A file found under *extra* passes that folder's globs (if it has any)."""
+        globs = self.extra_patterns.get(extra)
+        if not globs:
+            return True
+        rel = os.path.relpath(path, extra).replace(os.sep, "/")
+        return any(matches_glob(rel, g) for g in globs)
 
     # -- naming ---------------------------------------------------------------
     def rel(self, path: Path) -> str:
@@ -151,7 +177,8 @@ class Workspace:
                 continue
             if extra.is_dir():
                 for path in _walk_markdown(extra):
-                    add(path)
+                    if self._pattern_allows(extra, path):
+                        add(path)
             elif extra.suffix.lower() == ".md" and extra.is_file():
                 add(str(extra))
         out.sort(key=lambda f: f.rel)
@@ -173,6 +200,8 @@ class Workspace:
             else:
                 found = [extra] if extra.name.lower().endswith(wanted) else []
             for path in found:
+                if not self._pattern_allows(extra, str(path)):
+                    continue
                 try:
                     st = os.lstat(path)
                 except OSError:
@@ -224,7 +253,7 @@ class Workspace:
         for extra in self.extra_paths:
             if path == extra:
                 return extra.parent
-            if path.is_relative_to(extra):
+            if path.is_relative_to(extra) and self._pattern_allows(extra, str(path)):
                 return extra.parent
         return None
 
