@@ -43,7 +43,6 @@ from engine.config.reader import (
     ConfigContext,
     ConfigError,
     ConfigReader,
-    annotate_origins,
     describe,
     merge_with_origins,
     read_json5,
