@@ -68,6 +68,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ ! -f "$pkg_dir/package.json
     --ignore-scripts --prefix "$prefix/pkg" "openclaw@$OPENCLAW_VERSION" >&2
   rm -f "$stamp"
 fi
+[ -f "$pkg_dir/package.json" ] || { log "npm finished but $pkg_dir/package.json is missing"; exit 1; }
 entry=$("$node_bin" -p 'const p=require(process.argv[1]); typeof p.bin==="string"?p.bin:(p.bin.openclaw||Object.values(p.bin)[0])' "$pkg_dir/package.json")
 entry="$pkg_dir/$entry"
 [ -f "$entry" ] || { log "openclaw's CLI entry $entry is missing"; exit 1; }
