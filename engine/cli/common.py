@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    from engine.config.settings import Settings
     from engine.core import Engine
 
 #: 0 ok, 1 usage or configuration error, 2 runtime failure (documented in README).
@@ -24,6 +25,10 @@ EXIT_RUNTIME: Final = 2
 
 class UsageError(Exception):
     """A command line that cannot run as given; ``main`` prints it and exits 1."""
+
+
+class CommandTypo(UsageError):
+    """A first word that is no command and no folder (``memdeck staus``)."""
 
 
 def print_json(data: Any) -> None:
@@ -39,14 +44,37 @@ def emit(args: argparse.Namespace, data: Any, text: str) -> None:
         print(text)
 
 
-def open_engine(args: argparse.Namespace, workspace: Path | None = None) -> Engine:
-    """The engine for ``--config/--workspace/--agent``; config warnings go to stderr."""
+def load_cli_settings(args: argparse.Namespace, workspace: Path | None = None) -> Settings:
+    """Settings for ``--config/--workspace/--agent`` (``workspace`` overrides ``-w``)."""
     from engine.config.loader import load_settings
-    from engine.core import Engine
 
-    settings = load_settings(
+    return load_settings(
         config_path=args.config, workspace=workspace or args.workspace, agent_id=args.agent
     )
+
+
+def require_workspace(settings: Settings) -> None:
+    """Exit 1 naming the path when the workspace folder is missing or unusable:
+    a command must not report a healthy, empty memory for a folder that is not there."""
+    from engine.workspace.presence import workspace_problem
+
+    problem = workspace_problem(settings.workspace)
+    if problem is not None:
+        hint = " (create it, or pass --workspace DIR)" if problem.creatable else ""
+        raise UsageError(problem.message + hint)
+
+
+def open_engine(
+    args: argparse.Namespace, workspace: Path | None = None, *, need_workspace: bool = True
+) -> Engine:
+    """The engine for ``--config/--workspace/--agent``; config warnings go to stderr.
+    A missing workspace is a ``UsageError`` unless ``need_workspace`` is False (the
+    app reports it itself and offers to create the folder)."""
+    from engine.core import Engine
+
+    settings = load_cli_settings(args, workspace)
+    if need_workspace:
+        require_workspace(settings)
     for warning in (*settings.warnings, *settings.openclaw_rejections):
         print(f"memdeck: warning: {warning}", file=sys.stderr)
     return Engine(settings)

@@ -17,7 +17,14 @@ import argparse
 import sys
 from typing import Any
 
-from engine.cli.common import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, open_engine, print_json
+from engine.cli.common import (
+    EXIT_OK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    open_engine,
+    print_json,
+    require_workspace,
+)
 from engine.memory.dreaming.deep import WEIGHTS
 from engine.memory.dreaming.promotion import PromotionError, memory_path
 from engine.memory.dreaming.service import Dreamer, proposal_dict
@@ -28,6 +35,7 @@ def sessions_command(args: argparse.Namespace) -> int:
     from engine.memory.flush import SessionStoreError, sessions_report
 
     settings = load_settings(config_path=args.config, workspace=args.workspace, agent_id=args.agent)
+    require_workspace(settings)
     try:
         report = sessions_report(settings)
     except SessionStoreError as exc:

@@ -7,6 +7,7 @@ Every command takes ``--json`` for stable machine-readable output.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -21,6 +22,7 @@ from engine.cli.common import (
     EXIT_OK,
     EXIT_RUNTIME,
     EXIT_USAGE,
+    CommandTypo,
     UsageError,
     emit,
     open_engine,
@@ -37,22 +39,43 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _common() -> argparse.ArgumentParser:
+def _common(*, top_level: bool) -> argparse.ArgumentParser:
+    """The global options, for the top-level parser or for a sub-parser.
+
+    argparse copies a sub-parser's defaults over whatever the top-level parser
+    already parsed, so ``memdeck --json status`` would lose ``--json``. The
+    sub-parsers' copies therefore default to ``SUPPRESS`` (no attribute unless
+    given), and only the top level supplies the real defaults: both positions
+    then mean the same thing, and the later one wins when both are given.
+    """
+
+    def default(value: object) -> object:
+        return value if top_level else argparse.SUPPRESS
+
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--workspace", "-w", type=Path, help="workspace folder (overrides config)")
-    p.add_argument("--agent", help="agent id (default: main)")
-    p.add_argument("--config", type=Path, help="openclaw.json to read")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--workspace",
+        "-w",
+        type=Path,
+        default=default(None),
+        help="workspace folder (overrides config)",
+    )
+    p.add_argument("--agent", default=default(None), help="agent id (default: main)")
+    p.add_argument("--config", type=Path, default=default(None), help="openclaw.json to read")
+    p.add_argument(
+        "--json", action="store_true", default=default(False), help="machine-readable output"
+    )
     return p
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = _common()
+    common = _common(top_level=False)
     parser = _Parser(
         prog="memdeck",
         description="Browse, curate and search an agent's Markdown memory. "
-        "`memdeck [PATH]` opens the terminal app on a workspace.",
-        parents=[common],
+        "`memdeck [PATH]` opens the terminal app on a workspace. "
+        "The global options may come before or after the command.",
+        parents=[_common(top_level=True)],
     )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.add_parser("status", parents=[common], help="index, provider and store status")
@@ -432,6 +455,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from engine.cli.demo import create_demo_workspace, default_demo_dir
 
     target = args.dir or default_demo_dir()
+    if not args.no_tui:
+        require_terminal("memdeck demo --no-tui creates and indexes it without the app")
     created = create_demo_workspace(target)
     print(f"demo workspace: {target} ({'created' if created else 'exists'})", file=sys.stderr)
     if args.no_tui:
@@ -447,6 +472,25 @@ AppRunner = Callable[[Any], int]
 _app_runner: AppRunner | None = None
 
 
+def require_terminal(alternative: str = "") -> None:
+    """The app draws on a terminal and reads keys from it: without one (a pipe,
+    cron, CI) it would print escape codes and spin, so refuse with exit 1."""
+    missing = [name for name, f in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _tty(f)]
+    if missing:
+        raise UsageError(
+            f"the terminal app needs a terminal, but {' and '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not one; "
+            + (alternative or "use a headless command (memdeck --help lists them)")
+        )
+
+
+def _tty(stream: Any) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (AttributeError, ValueError):  # closed or replaced stream
+        return False
+
+
 def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
     if _app_runner is None:
         print(
@@ -455,31 +499,78 @@ def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
             file=sys.stderr,
         )
         return EXIT_RUNTIME
-    engine = open_engine(args, workspace=path)
+    require_terminal()
+    # a missing workspace is the app's to report (it offers to create the folder)
+    engine = open_engine(args, workspace=path, need_workspace=False)
     return _app_runner(engine)
 
 
+_VALUE_OPTIONS = frozenset(("--workspace", "-w", "--agent", "--config"))
+
+
 def route(argv: list[str]) -> list[str]:
-    """Insert the implicit ``tui`` command: ``memdeck [PATH]`` opens the app."""
+    """Insert the implicit ``tui`` command: ``memdeck [PATH]`` opens the app.
+
+    A first word that is neither a command nor an existing folder nor written
+    like a path (``./x``, ``~/x``, ``a/b``) is a mistyped command: usage error
+    with the nearest command, rather than opening the app on a folder that does
+    not exist.
+    """
     i = 0
     while i < len(argv):
         token = argv[i]
-        if token in ("--workspace", "-w", "--agent", "--config"):
+        if token in _VALUE_OPTIONS:
             i += 2
         elif token.startswith("-"):
             i += 1
         elif token in COMMANDS:
             return argv
         else:
+            _check_path_word(token)
             return [*argv[:i], "tui", *argv[i:]]
     return argv if {"-h", "--help"} & set(argv) else ["tui", *argv]
+
+
+def _check_path_word(token: str) -> None:
+    path = Path(token).expanduser()
+    if path.exists() or os.sep in token or "/" in token or token.startswith((".", "~")):
+        return
+    import difflib
+
+    near = difflib.get_close_matches(token, COMMANDS, n=1, cutoff=0.6)
+    hint = f"did you mean {near[0]}?" if near else f"commands: {', '.join(COMMANDS)}"
+    raise CommandTypo(f"unknown command {token!r} (and no folder {token!r} to open here); {hint}")
+
+
+def _end_on_broken_pipe() -> int:
+    """The reader of our stdout went away (``memdeck search … | head``): end the way
+    ``cat`` or ``grep`` do, killed by SIGPIPE with nothing on stderr (the shell
+    reports 141). Python ignores SIGPIPE and raises instead, so restore the
+    default and raise the signal; stdout points at /dev/null first so nothing
+    tries to flush into the dead pipe on the way out."""
+    import signal
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    return 128 + 13  # no SIGPIPE on this platform: the status a shell would show
 
 
 def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = None) -> int:
     global _app_runner
     if app_runner is not None:
         _app_runner = app_runner
-    args = build_parser().parse_args(route(list(sys.argv[1:] if argv is None else argv)))
+    parser = build_parser()
+    try:
+        routed = route(list(sys.argv[1:] if argv is None else argv))
+    except CommandTypo as exc:
+        parser.print_usage(sys.stderr)
+        print(f"memdeck: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    args = parser.parse_args(routed)
     from engine.config.loader import ConfigError
 
     handlers = {
@@ -497,7 +588,11 @@ def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = No
     try:
         if args.command == "tui":
             return launch_tui(args, args.path)
-        return handlers[args.command](args)
+        code = handlers[args.command](args)
+        sys.stdout.flush()  # a closed pipe must surface here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _end_on_broken_pipe()
     except (UsageError, ConfigError) as exc:
         print(f"memdeck: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,287 @@
+"""The command line keeps its contract (issue 12), checked as a user meets it.
+
+Every documented command runs as a real process twice, in two fresh but
+identical homes: once with the global options before the command word and
+once after it. The two runs must print the same thing (paths and timings
+normalised). The table of commands is checked against ``memdeck --help`` and
+the README, so a new command cannot skip this test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli_process import REPO, cli_env, run_cli
+
+NOTES = {
+    "MEMORY.md": "# Memory\n\nDana prefers flat white coffee.\n\n## Atlas\nRollback owner: Dana.\n",
+    "memory/2026-03-01.md": "# 2026-03-01\n\nAtlas rollback plan drafted.\nCoffee with Ravi.\n",
+}
+#: a config whose effect shows in the output: maxResults 1 and an agent-specific index
+CONFIG = """{
+  // JSON5, as a user writes it
+  agents: { defaults: { memorySearch: { query: { maxResults: 1, minScore: 0 } } } },
+}"""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One documented command line; ``words`` excludes the global options."""
+
+    words: tuple[str, ...]
+    stdin: str | None = None
+    json: bool = True  # add --json to the global options
+
+
+BATCH = "\n".join(json.dumps({"id": i, "query": q}) for i, q in enumerate(["coffee", "atlas"]))
+COMMANDS = [
+    Command(("status",)),
+    Command(("status",), json=False),
+    Command(("index",)),
+    Command(("index", "--force")),
+    Command(("index", "--progress")),
+    Command(("search", "coffee")),
+    Command(("search", "coffee"), json=False),
+    Command(("search", "rollback", "--explain", "--max-results", "2", "--min-score", "0")),
+    Command(("search", "atlas", "--mode", "fts", "--fusion", "rrf", "--no-mmr", "--decay")),
+    Command(("search", "atlas", "--mode", "hybrid", "--fusion", "weighted", "--mmr")),
+    Command(("search", "coffee", "--backend", "builtin", "--session-key", "agent:main:main")),
+    Command(("search", "--batch", "-"), stdin=BATCH),
+    Command(("get", "memory/2026-03-01.md", "--from", "3", "--lines", "1")),
+    Command(("get", "MEMORY.md")),
+    Command(("sessions",)),
+    Command(("promote",)),
+    Command(("promote", "--apply")),
+    Command(("dream", "--phase", "light")),
+    Command(("dream", "--due")),
+    Command(("demo", "{root}/demo", "--no-tui")),
+    Command(("tui",)),  # no terminal here: the same refusal in both positions
+    Command(("watch",)),  # run until its first sync, then Ctrl-C
+    Command(("model", "import", "--out", "{root}/m.gguf", "--no-register")),
+]
+VOLATILE = re.compile(
+    r"(duration|seconds|timings_ms|^at$|build|last_sync|version|size_bytes|cosine)"
+)
+
+
+def _globals(root: Path) -> list[str]:
+    return ["-w", str(root / "ws"), "--config", str(root / "openclaw.json"), "--agent", "ops"]
+
+
+def _home(root: Path) -> dict[str, str]:
+    for rel, text in NOTES.items():
+        path = root / "ws" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (root / "state").mkdir(parents=True, exist_ok=True)
+    (root / "openclaw.json").write_text(CONFIG, encoding="utf-8")
+    return cli_env(root / "state")
+
+
+def _normalise(data: Any, root: Path) -> Any:
+    if isinstance(data, dict):
+        return {k: _normalise(v, root) for k, v in data.items() if not VOLATILE.search(str(k))}
+    if isinstance(data, list):
+        return [_normalise(v, root) for v in data]
+    if isinstance(data, str):
+        text = data.replace(str(root), "<ROOT>")
+        text = re.sub(r"\.[0-9a-f]{10}\.memdeck", ".<ws-hash>.memdeck", text)  # index per workspace
+        return re.sub(r"\d+\.\d+ ?(s|ms)\b", "<T>", text)
+    return data
+
+
+def _outputs(text: str, root: Path) -> Any:
+    """Parsed JSON (one document or one per line), else normalised text."""
+    try:
+        return _normalise(json.loads(text), root)
+    except ValueError:
+        pass
+    try:
+        return [_normalise(json.loads(line), root) for line in text.splitlines() if line]
+    except ValueError:
+        return _normalise(text, root)
+
+
+def _run(cmd: Command, root: Path, env: dict[str, str], *, before: bool):
+    words = [w.replace("{root}", str(root)) for w in cmd.words]
+    opts = _globals(root) + (["--json"] if cmd.json else [])
+    argv = [*opts, *words] if before else [*words, *opts]
+    if cmd.words == ("watch",):
+        return _run_watch(argv, env, root)
+    r = run_cli(*argv, env=env, stdin=cmd.stdin)
+    return r.returncode, _outputs(r.stdout, root), _normalise(r.stderr, root)
+
+
+def _run_watch(argv: list[str], env: dict[str, str], root: Path):
+    """``memdeck watch`` until its first finished sync, then SIGINT as Ctrl-C does."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli.main", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+    assert proc.stdout is not None
+    done = None
+    for line in proc.stdout:
+        event = json.loads(line)
+        if event["event"] in ("SyncDone", "SyncFailed"):
+            done = event
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, _normalise(done, root), _normalise(err, root)
+
+
+@pytest.fixture(scope="module")
+def both_positions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple]]:
+    """Each command's (exit code, stdout, stderr) with the globals before and after,
+    each position in its own fresh home, the commands run in table order."""
+    runs: dict[str, list[tuple]] = {"before": [], "after": []}
+    for position in runs:
+        root = tmp_path_factory.mktemp(position)
+        env = _home(root)
+        for cmd in COMMANDS:
+            runs[position].append(_run(cmd, root, env, before=position == "before"))
+    return runs
+
+
+IDS = [" ".join(c.words) + ("" if c.json else " (text)") for c in COMMANDS]
+
+
+@pytest.mark.parametrize("i", range(len(COMMANDS)), ids=IDS)
+def test_global_options_mean_the_same_before_and_after_the_command(both_positions, i) -> None:
+    before, after = both_positions["before"][i], both_positions["after"][i]
+    assert before == after, _differences(before, after)
+
+
+def _differences(a: Any, b: Any, where: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [
+            d
+            for k in sorted(set(a) | set(b))
+            for d in _differences(a.get(k), b.get(k), f"{where}.{k}")
+        ]
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in _differences(x, y, f"{where}[{i}]")
+        ]
+    return [] if a == b else [f"{where}: {a!r} != {b!r}"]
+
+
+def test_the_options_given_are_the_ones_used(both_positions) -> None:
+    """Not merely equal: both positions honour -w, --config, --agent and --json."""
+    for position in ("before", "after"):
+        code, status, _ = both_positions[position][IDS.index("status")]
+        assert code == 0
+        assert status["workspace"] == "<ROOT>/ws"
+        assert status["config"] == "<ROOT>/openclaw.json"
+        assert status["agent"] == "ops" and Path(status["index"]).name.startswith("ops.")
+        code, found, _ = both_positions[position][IDS.index("search coffee")]
+        assert code == 0 and len(found["results"]) == 1
+
+
+def test_table_covers_every_documented_command(tmp_path: Path) -> None:
+    r = run_cli("--help", env=cli_env(tmp_path))
+    listed = re.search(r"\{([a-z,]+)\}", r.stdout)
+    assert listed is not None, r.stdout
+    in_help = set(listed.group(1).split(","))
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    usage = readme.split("## Command line", 1)[1].split("```")[1]  # the usage block
+    in_readme = set(re.findall(r"^memdeck ([a-z]+)", usage, flags=re.M))
+    assert {"status", "search", "dream"} <= in_readme
+    tested = {c.words[0] for c in COMMANDS}
+    assert in_help <= tested and in_readme <= tested, (in_help | in_readme) - tested
+
+
+# -- mistyped commands and no terminal ------------------------------------------
+def test_mistyped_command_is_a_usage_error_with_a_suggestion(tmp_path: Path) -> None:
+    env = cli_env(tmp_path)
+    for entry in ("engine.cli.main", "tui.launcher"):
+        r = subprocess.run(
+            [sys.executable, "-m", entry, "staus"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+        )
+        assert r.returncode == 1, (entry, r.stderr)
+        assert "unknown command 'staus'" in r.stderr and "did you mean status?" in r.stderr
+        assert r.stdout == ""
+    r = run_cli("--json", "qwertyuiop", env=env)
+    assert r.returncode == 1 and "commands: status, index" in r.stderr
+    assert not list(tmp_path.rglob("*.sqlite")), "a typo must not create an index"
+
+
+def test_the_app_never_starts_without_a_terminal(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = cli_env(tmp_path / "state")
+    for argv in ([str(ws)], ["tui", str(ws)], ["-w", str(ws)], ["demo", str(tmp_path / "d")]):
+        r = subprocess.run(
+            [sys.executable, "-m", "tui.launcher", *argv],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO,
+            timeout=60,
+        )
+        assert r.returncode == 1, (argv, r.stderr)
+        assert "needs a terminal" in r.stderr and "stdin and stdout are not one" in r.stderr
+        assert r.stdout == "", "no escape codes on a pipe"
+    assert not (tmp_path / "d").exists(), "demo refuses before creating anything"
+
+
+# -- a workspace that does not exist -------------------------------------------
+MISSING_WS_COMMANDS = [
+    ("status",),
+    ("index",),
+    ("search", "x"),
+    ("get", "MEMORY.md"),
+    ("sessions",),
+    ("promote",),
+    ("dream",),
+    ("watch",),
+]
+
+
+@pytest.mark.parametrize("words", MISSING_WS_COMMANDS, ids=[w[0] for w in MISSING_WS_COMMANDS])
+def test_a_missing_workspace_is_exit_1_naming_the_path(tmp_path: Path, words) -> None:
+    missing = tmp_path / "nowhere"
+    env = cli_env(tmp_path / "state")
+    for argv in (["-w", str(missing), *words], [*words, "--workspace", str(missing)]):
+        r = run_cli(*argv, env=env)
+        assert r.returncode == 1, (argv, r.stderr)
+        assert f"workspace {missing} does not exist" in r.stderr
+    assert not missing.exists()
+    assert not list(tmp_path.rglob("*.sqlite")), "nothing is indexed for a missing workspace"
+
+
+def test_workspace_problem_kinds(tmp_path: Path) -> None:
+    from engine.workspace.presence import create_workspace, workspace_problem
+
+    assert workspace_problem(tmp_path) is None
+    missing = workspace_problem(tmp_path / "a" / "b")
+    assert missing is not None and missing.kind == "missing" and missing.creatable
+    assert missing.message == f"workspace {tmp_path / 'a' / 'b'} does not exist"
+    (tmp_path / "file").write_text("x")
+    not_dir = workspace_problem(tmp_path / "file")
+    assert not_dir is not None and not_dir.kind == "not_a_folder" and not not_dir.creatable
+    made = create_workspace(tmp_path / "a" / "b")
+    assert (made / "memory").is_dir() and workspace_problem(made) is None
+    shutil.rmtree(tmp_path / "a")
