@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
 from engine.config.paths import memdeck_home
@@ -34,7 +34,7 @@ from engine.workspace.files import ExternalChangeError
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
 from tui.format import short_path, style_of
-from tui.keymap import all_ids, key_rows, validate_keymap
+from tui.keymap import KeySection, display_keys, key_rows, validate_keymap
 from tui.messages import (
     EngineEvent,
     OpenLocation,
@@ -42,7 +42,14 @@ from tui.messages import (
     StatusLoaded,
     TreeLoaded,
 )
-from tui.screens.dialogs import AppendEntryScreen, ConfirmScreen, ExternalChangeScreen
+from tui.screens.dialogs import (
+    AppendEntryScreen,
+    ConfirmScreen,
+    ExportScreen,
+    ExternalChangeScreen,
+    QuitChoice,
+    QuitScreen,
+)
 from tui.screens.help import HelpScreen
 from tui.settings import UISettings, load_ui_settings, settings_path
 from tui.themes import (
@@ -61,6 +68,9 @@ from tui.widgets.monitor import MonitorPane
 from tui.widgets.search_pane import SearchPane
 
 STATUS_INTERVAL_S = 5.0
+#: Below this many columns the tree is hidden until asked for (ctrl+b, alt+1), so the
+#: panes keep room for result locations and the monitor's values.
+NARROW = 100
 _MODAL_BLOCKED = frozenset(
     {
         "focus_search",
@@ -70,9 +80,176 @@ _MODAL_BLOCKED = frozenset(
         "reload",
         "help",
         "toggle_theme",
+        "toggle_tree",
         "sync_now",
     }
 )
+
+
+#: Keys that work from anywhere, the editor included: priority bindings act before
+#: the focused widget, so none of them may be a key that types or that the editor
+#: or search box uses (the keymap validation refuses such remaps).
+GLOBAL_BINDINGS: list[BindingType] = [
+    Binding(
+        "ctrl+q",
+        "quit",
+        "Quit",
+        id="app.quit",
+        priority=True,
+        tooltip="Quit memdeck (asks first when the editor has unsaved edits)",
+    ),
+    Binding(
+        "ctrl+p",
+        "command_palette",
+        "Palette",
+        id="app.palette",
+        priority=True,
+        show=False,
+        tooltip="Open the command palette",
+    ),
+    Binding("f1", "help", "Help", id="app.help", priority=True, tooltip="Show every key"),
+    Binding(
+        "ctrl+f",
+        "focus_search",
+        "Search",
+        id="search.focus",
+        priority=True,
+        tooltip="Focus the search box",
+    ),
+    Binding(
+        "alt+1",
+        "focus_pane('tree')",
+        "Tree",
+        id="pane.tree",
+        priority=True,
+        show=False,
+        tooltip="Go to the memory tree",
+    ),
+    Binding(
+        "alt+2",
+        "focus_pane('editor')",
+        "Editor",
+        id="pane.editor",
+        priority=True,
+        show=False,
+        tooltip="Go to the editor",
+    ),
+    Binding(
+        "alt+3",
+        "focus_pane('search')",
+        "Search pane",
+        id="pane.search",
+        priority=True,
+        show=False,
+        tooltip="Go to the search pane",
+    ),
+    Binding(
+        "alt+4",
+        "focus_pane('monitor')",
+        "Monitor",
+        id="pane.monitor",
+        priority=True,
+        show=False,
+        tooltip="Go to the index monitor",
+    ),
+    Binding(
+        "ctrl+b",
+        "toggle_tree",
+        "Tree",
+        id="app.tree",
+        priority=True,
+        show=False,
+        tooltip="Hide or show the memory tree (it shrinks by itself below 100 columns)",
+    ),
+    Binding(
+        "ctrl+s",
+        "save",
+        "Save",
+        id="editor.save",
+        priority=True,
+        tooltip="Save the file (asks if it changed on disk); triggers a sync",
+    ),
+    Binding(
+        "ctrl+r",
+        "reload",
+        "Reload",
+        id="editor.reload",
+        priority=True,
+        show=False,
+        tooltip="Reload the file from disk (asks before discarding edits)",
+    ),
+    Binding(
+        "ctrl+n",
+        "append_entry",
+        "Append entry",
+        id="editor.append",
+        priority=True,
+        tooltip="Append a timestamped entry to today's daily log",
+    ),
+    Binding(
+        "f9",
+        "sync_now",
+        "Sync",
+        id="index.sync",
+        priority=True,
+        tooltip="Sync the index with the files now",
+    ),
+    Binding(
+        "ctrl+t",
+        "toggle_theme",
+        "Theme",
+        id="app.theme",
+        priority=True,
+        show=False,
+        tooltip="Switch between the dark and the light theme (remembered)",
+    ),
+]
+
+#: Short keys for when no text field has focus (in the editor or the search box
+#: they type, as they should).
+TYPING_BINDINGS: list[BindingType] = [
+    Binding(
+        "slash",
+        "focus_search",
+        "Search",
+        id="search.slash",
+        show=False,
+        tooltip="Focus the search box",
+    ),
+    Binding(
+        "question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Show every key"
+    ),
+    Binding(
+        "1", "focus_pane('tree')", "Tree", id="pane.tree_key", show=False, tooltip="Memory tree"
+    ),
+    Binding(
+        "2", "focus_pane('editor')", "Editor", id="pane.editor_key", show=False, tooltip="Editor"
+    ),
+    Binding(
+        "3",
+        "focus_pane('search')",
+        "Search pane",
+        id="pane.search_key",
+        show=False,
+        tooltip="Search pane",
+    ),
+    Binding(
+        "4",
+        "focus_pane('monitor')",
+        "Monitor",
+        id="pane.monitor_key",
+        show=False,
+        tooltip="Index monitor",
+    ),
+]
+
+
+class _GlobalKeys:
+    BINDINGS = GLOBAL_BINDINGS
+
+
+class _TypingKeys:
+    BINDINGS = TYPING_BINDINGS
 
 
 def default_clock() -> dt.datetime:
@@ -85,104 +262,7 @@ class MemdeckApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "memdeck"
     COMMANDS: ClassVar = App.COMMANDS | {MemdeckCommands}
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "ctrl+q",
-            "quit",
-            "Quit",
-            id="app.quit",
-            priority=True,
-            tooltip="Quit memdeck (stops the background sync cleanly)",
-        ),
-        Binding(
-            "ctrl+p",
-            "command_palette",
-            "Palette",
-            id="app.palette",
-            priority=True,
-            show=False,
-            tooltip="Open the command palette",
-        ),
-        Binding(
-            "f1,question_mark",
-            "help",
-            "Help",
-            id="app.help",
-            tooltip="Show every key (this screen)",
-        ),
-        Binding(
-            "slash,ctrl+f",
-            "focus_search",
-            "Search",
-            id="search.focus",
-            tooltip="Focus the search box from anywhere (in the editor: ctrl+f or Esc then /)",
-        ),
-        Binding(
-            "1",
-            "focus_pane('tree')",
-            "Tree",
-            id="pane.tree",
-            show=False,
-            tooltip="Go to the memory tree",
-        ),
-        Binding(
-            "2",
-            "focus_pane('editor')",
-            "Editor",
-            id="pane.editor",
-            show=False,
-            tooltip="Go to the editor",
-        ),
-        Binding(
-            "3",
-            "focus_pane('search')",
-            "Search pane",
-            id="pane.search",
-            show=False,
-            tooltip="Go to the search pane",
-        ),
-        Binding(
-            "4",
-            "focus_pane('monitor')",
-            "Monitor",
-            id="pane.monitor",
-            show=False,
-            tooltip="Go to the index monitor",
-        ),
-        Binding(
-            "ctrl+s",
-            "save",
-            "Save",
-            id="editor.save",
-            tooltip="Save the file (asks if it changed on disk); triggers a sync",
-        ),
-        Binding(
-            "ctrl+r",
-            "reload",
-            "Reload",
-            id="editor.reload",
-            show=False,
-            tooltip="Reload the file from disk (asks before discarding edits)",
-        ),
-        Binding(
-            "ctrl+n",
-            "append_entry",
-            "Append entry",
-            id="editor.append",
-            tooltip="Append a timestamped entry to today's daily log",
-        ),
-        Binding(
-            "f9", "sync_now", "Sync", id="index.sync", tooltip="Sync the index with the files now"
-        ),
-        Binding(
-            "ctrl+t",
-            "toggle_theme",
-            "Theme",
-            id="app.theme",
-            show=False,
-            tooltip="Switch between the dark and the light theme",
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*GLOBAL_BINDINGS, *TYPING_BINDINGS]
 
     def __init__(
         self,
@@ -218,12 +298,14 @@ class MemdeckApp(App[int]):
         if self.ui.theme and chosen != self.ui.theme:
             self.problems.append(f"theme {self.ui.theme!r} not found; using {chosen!r}")
         self.theme = chosen
-        keymap, key_problems = validate_keymap(self.ui.keymap, all_ids(key_sections()))
+        keymap, key_problems = validate_keymap(self.ui.keymap, key_sections())
         self.problems += key_problems
         self.keymap = keymap
         self.set_keymap(keymap)
         self.bridge = EngineBridge(engine, self)
         self.startup_notice: str | None = None
+        #: None: the tree shows from NARROW columns up; True/False: ctrl+b decided.
+        self.tree_choice: bool | None = None
 
     # -- theme variables --------------------------------------------------------------
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -273,6 +355,7 @@ class MemdeckApp(App[int]):
 
     def on_mount(self) -> None:
         self.memory_tree.styles.width = self.ui.layout.tree_width
+        self._apply_tree_display()
         self.bridge.attach(self.sync_service)
         if self.sync_service is not None and not self.sync_service.started:
             self.sync_service.start()
@@ -407,6 +490,41 @@ class MemdeckApp(App[int]):
         # Pane keys act on the main screen only (not under a dialog or another screen).
         return not (action in _MODAL_BLOCKED and self.screen is not self.default_screen)
 
+    # -- leaving ------------------------------------------------------------------------
+    async def action_quit(self) -> None:
+        """ctrl+q and the palette's Quit: ask first when the editor has unsaved edits."""
+        self.request_quit()
+
+    def action_help_quit(self) -> None:
+        """ctrl+c outside a text field: the same as ctrl+q. In a text field ctrl+c
+        copies the selection; with nothing selected it says how to quit instead of
+        quitting, so a reflexive copy never ends the session."""
+        if isinstance(self.focused, TextArea | Input):
+            keys = display_keys(self.effective_keys("app.quit", "ctrl+q"))
+            self.notify(f"Nothing selected to copy. {keys} quits.", timeout=3)
+            return
+        self.request_quit()
+
+    def request_quit(self) -> None:
+        editor = self.editor_pane
+        if not editor.modified:
+            self.exit(0)
+            return
+        if any(isinstance(s, QuitScreen) for s in self.screen_stack):
+            return
+        self.push_screen(QuitScreen(str(editor.rel)), self._quit_choice)
+
+    def _quit_choice(self, choice: QuitChoice | None) -> None:
+        if choice == "discard":
+            self.exit(0)
+        elif choice == "save":
+            if self._save(force=False):
+                self.exit(0)
+            else:
+                self.notify("Not quit: the file was not saved.", severity="warning", timeout=5)
+        else:
+            self.notify("Not quit; your edits are still in the editor.", timeout=3)
+
     def action_help(self) -> None:
         rows = key_rows(key_sections(), self.keymap)
         hint = short_path(self.ui.path or self.settings_file, self.display_home)
@@ -418,9 +536,28 @@ class MemdeckApp(App[int]):
         inp.focus()
         inp.cursor_position = len(inp.value)
 
+    def action_toggle_tree(self) -> None:
+        """Hide or show the memory tree (the user's choice beats the narrow-screen default)."""
+        self.tree_choice = not self.memory_tree.display
+        self._apply_tree_display()
+        if not self.memory_tree.display and self.focused is self.memory_tree:
+            self.action_focus_pane("search")
+
+    def _apply_tree_display(self) -> None:
+        tree = self.memory_tree
+        shown = self.tree_choice if self.tree_choice is not None else self.size.width >= NARROW
+        if tree.display != shown:
+            tree.display = shown
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._apply_tree_display()
+
     def action_focus_pane(self, pane: str) -> None:
         tabs = self.query_one("#panes", TabbedContent)
         if pane == "tree":
+            if not self.memory_tree.display:
+                self.tree_choice = True
+                self._apply_tree_display()
             self.memory_tree.focus()
         elif pane == "editor":
             tabs.active = "pane-editor"
@@ -532,22 +669,24 @@ class MemdeckApp(App[int]):
             return
         self._save(force=False)
 
-    def _save(self, *, force: bool) -> None:
+    def _save(self, *, force: bool) -> bool:
+        """Save the editor; True when the file on disk now holds the buffer."""
         editor = self.editor_pane
         try:
             rel = editor.save(force=force)
         except ExternalChangeError:
             self.push_screen(ExternalChangeScreen(str(editor.rel)), self._external_choice)
-            return
+            return False
         except (OpenError, OSError) as exc:
             self.notify(
                 f"Not saved: {exc}. Your text is still in the editor.",
                 title="Save failed",
                 severity="error",
             )
-            return
+            return False
         self.notify(f"Saved {rel}; re-indexing.", timeout=3)
         self._after_write(rel, "save")
+        return True
 
     def _external_choice(self, choice: str | None) -> None:
         editor = self.editor_pane
@@ -632,33 +771,33 @@ class MemdeckApp(App[int]):
         self._after_write(rel, "append")
 
 
-def key_sections() -> list[tuple[str, type]]:
-    """Where each group of bindings works (drives help, keymap validation)."""
-    from tui.screens.dialogs import AppendEntryScreen, ConfirmScreen, ExternalChangeScreen
-    from tui.screens.help import HelpScreen
-
+def key_sections() -> list[KeySection]:
+    """Where each group of bindings works (drives help and keymap validation)."""
     return [
-        ("Everywhere", MemdeckApp),
-        ("Search pane", SearchPane),
-        ("Memory tree", MemoryTree),
-        ("Append entry", AppendEntryScreen),
-        ("Dialogs", ConfirmScreen),
-        ("External change", ExternalChangeScreen),
-        ("Help", HelpScreen),
+        KeySection("Everywhere (also in the editor)", _GlobalKeys, screen="*", in_text_field=True),
+        KeySection("Outside text fields", _TypingKeys),
+        KeySection("Search pane", SearchPane, widget=True, in_text_field=True),
+        KeySection("Memory tree", MemoryTree, widget=True),
+        KeySection("Append entry", AppendEntryScreen, screen="append", in_text_field=True),
+        KeySection("Dialogs", ConfirmScreen, screen="confirm"),
+        KeySection("External change", ExternalChangeScreen, screen="external"),
+        KeySection("Unsaved edits", QuitScreen, screen="quit"),
+        KeySection("Export", ExportScreen, screen="export", in_text_field=True),
+        KeySection("Help", HelpScreen, screen="help"),
         *_optional_sections(),
     ]
 
 
-def _optional_sections() -> list[tuple[str, type]]:
+def _optional_sections() -> list[KeySection]:
     """Screens contributed by other parts of memdeck (dreaming, flush), when present."""
-    out: list[tuple[str, type]] = []
+    out: list[KeySection] = []
     try:
         from tui.screens.promotion_queue import PromotionQueueScreen
         from tui.screens.sessions_view import SessionsViewScreen
     except ImportError:  # pragma: no cover - depends on the installed engine parts
         return out
-    out.append(("Promotion queue", PromotionQueueScreen))
-    out.append(("Sessions", SessionsViewScreen))
+    out.append(KeySection("Promotion queue", PromotionQueueScreen, screen="promotion"))
+    out.append(KeySection("Sessions", SessionsViewScreen, screen="sessions"))
     return out
 
 

@@ -26,6 +26,19 @@ class PaletteCommand:
     help: str
     callback: Callable[[], object]
     discover: bool = True
+    binding: str | None = None  # the binding id whose key the palette shows
+
+    def help_with_key(self, keys: dict[str, str]) -> str:
+        key = keys.get(self.binding or "")
+        return f"{key}  ·  {self.help}" if key else self.help
+
+
+def current_keys(app: MemdeckApp) -> dict[str, str]:
+    """binding id → the keys in force, as people write them (for the palette's help)."""
+    from tui.app import key_sections
+    from tui.keymap import key_rows
+
+    return {row.binding_id: row.keys for row in key_rows(key_sections(), app.keymap)}
 
 
 def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
@@ -36,43 +49,58 @@ def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
     nxt_fusion = toggles.cycle_fusion(opts).fusion
     cmds = [
         PaletteCommand(
-            "Search: focus the search box", "Same as / from anywhere", app.action_focus_search
+            "Search: focus the search box",
+            "From anywhere, the editor included",
+            app.action_focus_search,
+            binding="search.focus",
         ),
         PaletteCommand(
             f"Search: switch mode to {nxt_mode}",
             f"Now {toggles.describe(opts)['mode']}; re-ranks without re-querying",
             pane.action_cycle_mode,
+            binding="search.mode",
         ),
         PaletteCommand(
-            f"Search: fusion {nxt_fusion}", f"Now {opts.fusion}", pane.action_cycle_fusion
+            f"Search: fusion {nxt_fusion}",
+            f"Now {opts.fusion}",
+            pane.action_cycle_fusion,
+            binding="search.fusion",
         ),
         PaletteCommand(
             f"Search: MMR {'off' if opts.mmr_enabled else 'on'}",
             "Diversity re-rank of the results",
             pane.action_toggle_mmr,
+            binding="search.mmr",
         ),
         PaletteCommand(
             f"Search: temporal decay {'off' if opts.decay_enabled else 'on'}",
             f"Half-life {opts.half_life_days:g} days",
             pane.action_toggle_decay,
+            binding="search.decay",
         ),
         PaletteCommand(
             "Search: more vector weight (+0.1)",
             f"Now vector {opts.vector_weight:.2f} / text {opts.text_weight:.2f}",
             partial(pane.action_weight, 1),
+            binding="search.weight_up",
         ),
         PaletteCommand(
             "Search: more text weight (+0.1)",
             f"Now vector {opts.vector_weight:.2f} / text {opts.text_weight:.2f}",
             partial(pane.action_weight, -1),
+            binding="search.weight_down",
         ),
         PaletteCommand(
             "Search: show why-not / breakdown",
             "Dropped candidates and reasons",
             pane.action_toggle_detail,
+            binding="search.whynot",
         ),
         PaletteCommand(
-            "Index: sync now", "Index changed files in the background", app.action_sync_now
+            "Index: sync now",
+            "Index changed files in the background",
+            app.action_sync_now,
+            binding="index.sync",
         ),
         PaletteCommand(
             "Index: full reindex",
@@ -83,12 +111,35 @@ def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
             "Editor: append an entry to today's log",
             "Timestamped; earlier content is never rewritten",
             app.action_append_entry,
+            binding="editor.append",
         ),
-        PaletteCommand("Go to: memory tree", "Pane 1", partial(app.action_focus_pane, "tree")),
-        PaletteCommand("Go to: editor", "Pane 2", partial(app.action_focus_pane, "editor")),
-        PaletteCommand("Go to: search", "Pane 3", partial(app.action_focus_pane, "search")),
-        PaletteCommand("Go to: monitor", "Pane 4", partial(app.action_focus_pane, "monitor")),
-        PaletteCommand("Help: keys", "Every key and its binding id", app.action_help),
+        PaletteCommand(
+            "Go to: memory tree",
+            "Pane 1",
+            partial(app.action_focus_pane, "tree"),
+            binding="pane.tree",
+        ),
+        PaletteCommand(
+            "Go to: editor",
+            "Pane 2",
+            partial(app.action_focus_pane, "editor"),
+            binding="pane.editor",
+        ),
+        PaletteCommand(
+            "Go to: search",
+            "Pane 3",
+            partial(app.action_focus_pane, "search"),
+            binding="pane.search",
+        ),
+        PaletteCommand(
+            "Go to: monitor",
+            "Pane 4",
+            partial(app.action_focus_pane, "monitor"),
+            binding="pane.monitor",
+        ),
+        PaletteCommand(
+            "Help: keys", "Every key and its binding id", app.action_help, binding="app.help"
+        ),
         PaletteCommand(
             "Dreaming: review promotion candidates",
             "Accept or reject what the deep phase proposes for MEMORY.md",
@@ -102,12 +153,20 @@ def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
     ]
     editor = app.editor_pane
     if editor.rel is not None:
-        cmds.append(PaletteCommand(f"Editor: save {editor.rel}", "ctrl+s", app.action_save))
+        cmds.append(
+            PaletteCommand(
+                f"Editor: save {editor.rel}",
+                "Write the file and re-index it",
+                app.action_save,
+                binding="editor.save",
+            )
+        )
         cmds.append(
             PaletteCommand(
                 f"Editor: reload {editor.rel} from disk",
                 "Discards unsaved edits (asks first)",
                 app.action_reload,
+                binding="editor.reload",
             )
         )
         if editor.is_daily and not editor.unlocked:
@@ -149,14 +208,27 @@ class MemdeckCommands(Provider):
         app = self.app
         return palette_commands(app) if isinstance(app, MemdeckApp) else []
 
+    def _keys(self) -> dict[str, str]:
+        from tui.app import MemdeckApp
+
+        app = self.app
+        return current_keys(app) if isinstance(app, MemdeckApp) else {}
+
     async def discover(self) -> Hits:
+        keys = self._keys()
         for cmd in self._commands():
             if cmd.discover:
-                yield DiscoveryHit(cmd.title, cmd.callback, help=cmd.help)
+                yield DiscoveryHit(cmd.title, cmd.callback, help=cmd.help_with_key(keys))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
+        keys = self._keys()
         for cmd in self._commands():
             score = matcher.match(cmd.title)
             if score > 0:
-                yield Hit(score, matcher.highlight(cmd.title), cmd.callback, help=cmd.help)
+                yield Hit(
+                    score,
+                    matcher.highlight(cmd.title),
+                    cmd.callback,
+                    help=cmd.help_with_key(keys),
+                )

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from pathlib import Path
+from typing import ClassVar, Literal
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static, TextArea
+from textual.widgets import Button, Input, Label, Static, TextArea
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -149,4 +150,105 @@ class AppendEntryScreen(ModalScreen[str | None]):
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+QuitChoice = Literal["save", "discard", "cancel"]
+
+
+class QuitScreen(ModalScreen[QuitChoice]):
+    """Quitting with unsaved edits: save and quit, discard and quit, or stay.
+
+    Every way out of the app (ctrl+q, ctrl+c outside a text field, the palette's
+    Quit) comes here first, so an edit is lost only when the user says so. Escape
+    and the default button both mean "cancel": a reflexive key never discards.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape",
+            "dismiss('cancel')",
+            "Cancel",
+            id="quit.cancel",
+            tooltip="Do not quit; keep editing",
+        )
+    ]
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self._path = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"{self._path} has unsaved edits", classes="dialog-title")
+            yield Static(
+                "Save: write the file, then quit.\n"
+                "Discard: quit without saving; the edits are lost.\n"
+                "Cancel: stay in memdeck with the edits as they are.",
+                classes="dialog-body",
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Save and quit", id="save", variant="primary")
+                yield Button("Discard and quit", id="discard", variant="error")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        choice = str(event.button.id)
+        self.dismiss(choice if choice in ("save", "discard") else "cancel")  # type: ignore[arg-type]
+
+
+class ExportScreen(ModalScreen[Path | None]):
+    """Ask where to write the exported ranking (a path; relative to the current folder)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="export.cancel", tooltip="Do not export"),
+    ]
+
+    def __init__(self, title: str, default: str, base: Path) -> None:
+        super().__init__()
+        self._title = title
+        self._default = default
+        self._base = base
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self._title, classes="dialog-title")
+            yield Static(
+                "A path ending in .json writes JSON, anything else Markdown. Relative paths "
+                f"start at {self._base}. Enter writes, Esc cancels.",
+                classes="dialog-body",
+            )
+            yield Input(self._default, id="export-path")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Export", id="export", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    def _submit(self) -> None:
+        raw = self.query_one("#export-path", Input).value.strip()
+        if not raw:
+            self.notify("Give a file name.", severity="warning")
+            return
+        path = Path(raw).expanduser()
+        self.dismiss(path if path.is_absolute() else self._base / path)
+
+    @on(Input.Submitted, "#export-path")
+    def _entered(self) -> None:
+        self._submit()
+
+    @on(Button.Pressed, "#export")
+    def _export(self) -> None:
+        self._submit()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_cancel(self) -> None:
         self.dismiss(None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -33,8 +34,9 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-box"):
             yield Label("memdeck keys", classes="dialog-title")
             yield Static(
-                "Keyboard first: / searches from anywhere (Esc leaves), 1–4 switch panes, "
-                "ctrl+p opens the command palette. Keys are remapped by binding id in "
+                "Keys in the first group work everywhere, in the editor too (ctrl+f "
+                "searches, alt+1–4 switch panes); outside text fields / ? and 1–4 do the "
+                "same. ctrl+p opens the command palette. Keys are remapped by binding id in "
                 f'{self._hint} → "keymap".',
                 id="help-intro",
             )
@@ -42,12 +44,24 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#help-table", DataTable)
-        table.add_column("where", key="where")
-        table.add_column("key", key="key")
-        table.add_column("does", key="does")
-        table.add_column("binding id", key="id")
-        for row in self._rows:
-            table.add_row(row.section, row.keys, row.tooltip or row.description, row.binding_id)
-        for section, keys, what in BUILTIN_KEYS:
-            table.add_row(section, keys, what, "(built in)")
+        rows = [
+            (row.section, row.keys, row.tooltip or row.description, row.binding_id)
+            for row in self._rows
+        ] + [(section, keys, what, "(built in)") for section, keys, what in BUILTIN_KEYS]
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        # The "does" column takes what the box leaves (each column pads 1 cell a
+        # side, plus a scrollbar) and wraps; the others keep their longest entry.
+        inner = min(self.app.size.width, 118) - 6  # #help-box: border 1+1, padding 2+2
+        widths[0] = min(widths[0], 18)
+        widths[2] = max(20, inner - widths[0] - widths[1] - widths[3] - 8 - 2)
+        for key, width in zip(("where", "key", "does", "id"), widths, strict=True):
+            table.add_column(key if key != "id" else "binding id", key=key, width=width)
+        for where, keys, what, binding_id in rows:
+            table.add_row(
+                Text(where, overflow="fold"),
+                keys,
+                Text(what, overflow="fold"),
+                binding_id,
+                height=None,
+            )
         table.focus()

@@ -182,7 +182,8 @@ class EditorPane(Vertical):
 
     # -- save ---------------------------------------------------------------------
     def save(self, *, force: bool = False) -> str:
-        """Write the buffer; raises ``ExternalChangeError`` if the file changed on disk.
+        """Write the buffer (with a final newline); raises ``ExternalChangeError`` if
+        the file changed on disk.
 
         ``force`` re-reads the file first and writes over it: only after the user
         chose "overwrite" in the external-change dialog.
@@ -193,7 +194,13 @@ class EditorPane(Vertical):
             raise OpenError(f"{self.rel}: opened read-only (not valid UTF-8); not saved")
         base = self.workspace.read(self.doc.path) if force else self.doc
         text = self.area.text
+        if text and not text.endswith("\n"):
+            # A text file ends with a newline; without it the next `echo >>` (or an
+            # agent's append) glues its text onto the last line.
+            text += "\n"
         self.doc = self.workspace.save(base, text)
+        if text != self.area.text:
+            self.area.insert("\n", self.area.document.end)  # the buffer matches the file
         self.saved_text = text
         self.stamp = disk_stamp(self.doc.path)
         self.external_change = False

@@ -144,7 +144,9 @@ class SearchPane(Vertical):
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="search memory…  (/ from anywhere, Esc leaves)", id="search-input")
+        yield Input(
+            placeholder="search memory…  (ctrl+f from anywhere, Esc leaves)", id="search-input"
+        )
         yield Static(id="search-toggles")
         yield Static(id="search-status")
         table: DataTable[Text] = DataTable(

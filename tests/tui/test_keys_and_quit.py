@@ -1,0 +1,218 @@
+"""Leaving the app never loses an edit; global keys never type into the editor;
+a keymap that would take a key from the editor or another binding is refused."""
+
+from __future__ import annotations
+
+from textual.pilot import Pilot
+from textual.widgets import Button, DataTable, Input, TextArea
+
+from tests.tui.conftest import drive, wait_for
+from tui.app import GLOBAL_BINDINGS, key_sections
+from tui.keymap import validate_keymap
+from tui.screens.dialogs import QuitScreen
+from tui.screens.help import HelpScreen
+from tui.settings import UISettings
+
+EDIT = "Quokka notes: unsaved. "
+
+
+async def _edit_memory(pilot: Pilot) -> TextArea:
+    app = pilot.app
+    app.open_location("MEMORY.md", 1)
+    await pilot.pause()
+    area = app.editor_pane.area
+    assert app.focused is area
+    await pilot.press(*EDIT)
+    assert app.editor_pane.modified
+    return area
+
+
+def test_ctrl_q_with_unsaved_edits_asks_cancel_then_save(fts_engine, make_app, demo_dir) -> None:
+    app = make_app(fts_engine)
+    path = demo_dir / "MEMORY.md"
+    original = path.read_text(encoding="utf-8")
+
+    async def go(pilot: Pilot) -> None:
+        area = await _edit_memory(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        assert app.screen.query_one("#cancel", Button).has_focus  # a stray Enter stays
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, QuitScreen))
+        assert app.is_running and area.text.startswith(EDIT)
+        assert path.read_text(encoding="utf-8") == original
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.click("#save")
+        await wait_for(pilot, lambda: not app.is_running)
+
+    drive(app, go)
+    assert app.return_code == 0
+    assert path.read_text(encoding="utf-8") == EDIT + original
+
+
+def test_ctrl_c_outside_text_fields_asks_and_discard_quits(fts_engine, make_app, demo_dir) -> None:
+    app = make_app(fts_engine)
+    path = demo_dir / "MEMORY.md"
+    original = path.read_text(encoding="utf-8")
+
+    async def go(pilot: Pilot) -> None:
+        area = await _edit_memory(pilot)
+        await pilot.press("ctrl+c")  # inside the editor: copy, never quit
+        await pilot.pause()
+        assert app.screen is app.default_screen and area.text.startswith(EDIT)
+        await pilot.press("alt+1")  # to the tree
+        assert app.focused is app.memory_tree
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.click("#cancel")
+        await wait_for(pilot, lambda: app.screen is app.default_screen)
+        assert app.is_running and area.text.startswith(EDIT)
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.click("#discard")
+        await wait_for(pilot, lambda: not app.is_running)
+
+    drive(app, go)
+    assert path.read_text(encoding="utf-8") == original  # discarded on request
+
+
+def test_palette_quit_asks_too(fts_engine, make_app, demo_dir) -> None:
+    app = make_app(fts_engine)
+
+    async def go(pilot: Pilot) -> None:
+        area = await _edit_memory(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"quit")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.default_screen)
+        assert app.is_running and area.text.startswith(EDIT)
+
+    drive(app, go)
+
+
+def test_quit_without_edits_quits_at_once(fts_engine, make_app) -> None:
+    app = make_app(fts_engine)
+
+    async def go(pilot: Pilot) -> None:
+        app.open_location("MEMORY.md", 1)
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: not app.is_running)
+
+    drive(app, go)
+
+
+def test_global_keys_never_type_into_the_editor(fts_engine, make_app) -> None:
+    app = make_app(fts_engine)
+    global_keys = [k for b in GLOBAL_BINDINGS for k in b.key.split(",") if k != "ctrl+q"]
+    assert {"ctrl+f", "alt+1", "alt+4", "f1", "ctrl+s", "ctrl+b"} <= set(global_keys)
+
+    async def go(pilot: Pilot) -> None:
+        await _edit_memory(pilot)
+        editor = app.editor_pane
+        before = editor.area.text
+        for key in global_keys:
+            app.action_focus_pane("editor")
+            await pilot.pause()
+            assert app.focused is editor.area
+            await pilot.press(key)
+            await pilot.pause()
+            while app.screen is not app.default_screen:
+                await pilot.press("escape")
+                await pilot.pause()
+            assert editor.area.text == before, key
+        # the keys acted: ctrl+f focused the search box from inside the editor
+        app.action_focus_pane("editor")
+        await pilot.press("ctrl+f")
+        assert app.focused is app.search_pane.query_one("#search-input", Input)
+        await pilot.press("alt+2")
+        assert app.focused is editor.area
+        await pilot.press("alt+4")
+        assert app.focused is app.monitor
+        # the short keys type, as help says: they work outside text fields only
+        await pilot.press("alt+2", "4", "slash")
+        assert app.focused is editor.area and editor.area.text == "4/" + before
+        await pilot.press("escape")  # leave the editor, then the short keys act
+        await pilot.press("1")
+        assert app.focused is app.memory_tree
+
+    drive(app, go)
+
+
+def test_colliding_keymap_is_refused_with_one_notice(fts_engine, make_app) -> None:
+    ui = UISettings(
+        keymap={
+            "search.fusion": "f2",
+            "search.focus": "ctrl+k",
+            "app.theme": "t",
+            "app.tree": "f12",
+        }
+    )
+    app = make_app(fts_engine, ui_settings=ui)
+
+    async def go(pilot: Pilot) -> None:
+        assert app.startup_notice == "\n".join(
+            [
+                "keymap.search.fusion: f2 is already the key of search.mode (Mode); "
+                "search.fusion keeps f3",
+                "keymap.search.focus: ctrl+k is the editor's 'delete to line end' key; "
+                "search.focus keeps ctrl+f",
+                "keymap.app.theme: t would type into the editor and the search box, where "
+                "app.theme must work; app.theme keeps ctrl+t",
+            ]
+        )
+        notices = [n for n in app._notifications if n.title == "memdeck settings"]
+        assert len(notices) == 1
+        assert app.keymap == {"app.tree": "f12"}
+        # the defaults still work, the refused keys do what they did
+        pane = app.search_pane
+        await pilot.press("f3")
+        assert pane.options.fusion != app.engine.default_options().fusion
+        mode = pane.options.mode
+        await pilot.press("f2")
+        assert pane.options.mode != mode
+        await pilot.press("f12")
+        assert not app.memory_tree.display
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        table = app.screen.query_one("#help-table", DataTable)
+        by_id = {str(table.get_row_at(i)[3]): table.get_row_at(i) for i in range(table.row_count)}
+        assert str(by_id["search.fusion"][1]) == "f3"
+        assert str(by_id["app.tree"][1]) == "f12"
+
+    drive(app, go)
+
+
+def test_keymap_swaps_are_fine() -> None:
+    clean, problems = validate_keymap({"search.mode": "f3", "search.fusion": "f2"}, key_sections())
+    assert problems == []
+    assert clean == {"search.mode": "f3", "search.fusion": "f2"}
+    # screens that are never live together may share keys
+    clean, problems = validate_keymap({"tree.open": "f2"}, key_sections())
+    assert problems == [] and clean == {"tree.open": "f2"}
+    clean, problems = validate_keymap({"pane.tree_key": "f9"}, key_sections())
+    assert problems == [
+        "keymap.pane.tree_key: f9 is already the key of index.sync (Sync); pane.tree_key keeps 1"
+    ]
+
+
+def test_save_adds_the_missing_final_newline(fts_engine, make_app, demo_dir) -> None:
+    path = demo_dir / "memory" / "notes.md"
+    path.write_text("# Notes\n\nlast line without newline", encoding="utf-8")
+    app = make_app(fts_engine)
+
+    async def go(pilot: Pilot) -> None:
+        app.open_location("memory/notes.md", 3)
+        await pilot.pause()
+        await pilot.press("end", *" (edited)")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not app.editor_pane.modified)
+        assert app.editor_pane.area.text.endswith("(edited)\n"), repr(app.editor_pane.area.text)
+
+    drive(app, go)
+    assert path.read_text(encoding="utf-8") == "# Notes\n\nlast line without newline (edited)\n"
