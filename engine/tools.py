@@ -12,7 +12,13 @@ from typing import Any
 from engine.core import Engine
 from engine.memory.recall import record_search
 from engine.search.pipeline import SearchOutcome, citation, snippet
-from engine.workspace.files import PathRefused
+from engine.workspace.files import (
+    MAX_INDEX_BYTES,
+    FileTooLarge,
+    PathRefused,
+    UnreadableFile,
+    decode_text,
+)
 
 DEFAULT_GET_LINES = 120
 MAX_GET_CHARS = 12000
@@ -140,6 +146,34 @@ def memory_search(
     return out
 
 
+def read_memory_text(engine: Engine, path: str) -> tuple[str, str] | dict[str, Any]:
+    """(shown path, text) of a memory file, or memory_get's ``{error}`` answer.
+
+    The file is opened without following symlinks and checked on the open
+    descriptor (``safe_open``), for workspace paths and ``qmd/<collection>/…``
+    alike; a NUL byte, an over-long name, a folder, a FIFO, a hard link, a binary
+    or oversized file are refused with the reason, never raised.
+    """
+    try:
+        if engine.qmd is not None and path.strip().replace("\\", "/").startswith("qmd/"):
+            shown = path.strip().replace("\\", "/")
+            opened = engine.qmd.open_qmd_path(path)
+        else:
+            target = engine.workspace.resolve(path)
+            shown = engine.workspace.rel(target)
+            opened = engine.workspace.open(target)
+        with opened:
+            data = opened.read_all(MAX_INDEX_BYTES, "memory_get")
+        text, _problem = decode_text(data, shown)
+    except FileNotFoundError:
+        return {"text": "", "path": path, "error": f"{path}: no such memory file"}
+    except (PathRefused, UnreadableFile, FileTooLarge) as exc:
+        return {"text": "", "path": path, "error": str(exc)}
+    except OSError as exc:
+        return {"text": "", "path": path, "error": f"{path}: cannot read ({exc.strerror or exc})"}
+    return shown, text
+
+
 def memory_get(
     engine: Engine, path: str, from_line: int | None = None, lines: int | None = None
 ) -> dict[str, Any]:
@@ -147,31 +181,23 @@ def memory_get(
     reason = tools_disabled_reason(engine)
     if reason:
         return {"text": "", "path": path, "disabled": True, "error": reason}
-    try:
-        if engine.qmd is not None and path.strip().replace("\\", "/").startswith("qmd/"):
-            target = engine.qmd.resolve_qmd_path(path)
-            shown = path.strip().replace("\\", "/")
-        else:
-            target = engine.workspace.resolve(path)
-            shown = engine.workspace.rel(target)
-    except PathRefused as exc:
-        return {"text": "", "path": path, "error": str(exc)}
-    doc = engine.workspace.read(target)
-    if not doc.exists:
-        return {"text": "", "path": path, "error": f"{path}: no such memory file"}
+    read = read_memory_text(engine, path)
+    if isinstance(read, dict):
+        return read
+    shown, text = read
     start = max(1, int(from_line or 1))
     count = max(1, int(lines or DEFAULT_GET_LINES))
-    all_lines = doc.text.split("\n")
+    all_lines = text.split("\n")
     chosen = all_lines[start - 1 : start - 1 + count]
     text = "\n".join(chosen)
     truncated = start - 1 + count < len(all_lines)
     next_from = start + len(chosen)
     if len(text) > MAX_GET_CHARS:
         text = text[:MAX_GET_CHARS]
-        shown = text.count("\n") + 1  # the last shown line may be cut
-        partial = len(text.split("\n")[-1]) < len(chosen[shown - 1])
-        chosen = chosen[:shown]
-        next_from = start + shown - (1 if partial else 0)
+        kept = text.count("\n") + 1  # the last kept line may be cut
+        partial = len(text.split("\n")[-1]) < len(chosen[kept - 1])
+        chosen = chosen[:kept]
+        next_from = start + kept - (1 if partial else 0)
         truncated = True
     out: dict[str, Any] = {
         "text": text,

@@ -13,6 +13,7 @@ by the next run (``clean_debris``), so a killed reindex resumes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import threading
 import time
@@ -36,11 +37,16 @@ from engine.workspace.files import (
     decode_text,
     sha256_bytes,
 )
+from engine.workspace.safe_open import FileTooLarge, PathRefused, open_beneath
 
 EMBED_BATCH = 32
 BULK_FLUSH = 20_000
 BATCH_PENDING = "embeddings pending in a remote batch job; the next sync collects them"
 TMP_MARKER = ".reindex-"
+#: A transcript's JSONL (tool output, metadata) can be far larger than the text
+#: indexed from it; its own limit is on the raw file, the 10 MiB one on the text.
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+_TOO_LARGE_TAIL = " indexing limit; not indexed"
 
 
 class SyncCancelled(RuntimeError):
@@ -61,6 +67,9 @@ class SourceFile:
     read: Callable[[bytes], str | tuple[str, list[int]]] | None = None
     #: MIME type of an image/audio file embedded from its bytes (multimodal)
     media: str | None = None
+    #: the folder ``abs`` is opened beneath without following symlinks (the
+    #: workspace root, an extra path's parent); None = the file's own folder
+    base: Path | None = None
 
 
 @dataclass
@@ -100,7 +109,10 @@ def index_fingerprint(ms: MemorySearchSettings, provider: EmbeddingProvider | No
 
 
 def memory_source_files(workspace: Workspace) -> list[SourceFile]:
-    return [SourceFile(f.rel, f.abs, "memory", f.size, f.mtime) for f in workspace.list_files()]
+    return [
+        SourceFile(f.rel, f.abs, "memory", f.size, f.mtime, base=workspace.base_of(f.abs)[0])
+        for f in workspace.list_files()
+    ]
 
 
 def media_source_files(
@@ -111,7 +123,15 @@ def media_source_files(
         return []
     types = media_types(ms.multimodal.modalities)
     return [
-        SourceFile(f.rel, f.abs, "memory", f.size, f.mtime, media=types[f.abs.suffix.lower()])
+        SourceFile(
+            f.rel,
+            f.abs,
+            "memory",
+            f.size,
+            f.mtime,
+            media=types[f.abs.suffix.lower()],
+            base=workspace.base_of(f.abs)[0],
+        )
         for f in workspace.list_extra_files(tuple(types))
     ]
 
@@ -132,7 +152,7 @@ class Indexer:
         self.ms = ms
         self.bus = bus or EventBus()
         self.cancel = cancel or threading.Event()
-        self._media: dict[str, tuple[str, Path]] = {}  # media chunk hash → (mime, file)
+        self._media: dict[str, tuple[str, SourceFile]] = {}  # media chunk hash → (mime, file)
 
     def sync(
         self,
@@ -159,12 +179,14 @@ class Indexer:
         for f in files:
             self._check_cancel()
             rec = known.get(f.rel)
-            if rec and rec.error is None and rec.size == f.size and rec.mtime == f.mtime:
-                continue  # unchanged by metadata; the hash check below catches touch-only edits
+            same = rec is not None and rec.size == f.size and rec.mtime == f.mtime
+            if same and (rec.error is None or rec.error.endswith(_TOO_LARGE_TAIL)):  # type: ignore[union-attr]
+                continue  # unchanged by metadata (an oversized file is not re-read)
             if rec and rec.error is None:
-                data = self._read(f, stats)
-                if data is None:
+                read = self._read(f, stats)
+                if read is None:
                     continue
+                f, data = read
                 if rec.hash == sha256_bytes(data):
                     self.store.replace_file_meta(f.rel, f.mtime, f.size)
                     continue
@@ -175,9 +197,10 @@ class Indexer:
         pending_chunks = 0
         for done, f in enumerate(changed, start=1):
             self._check_cancel()
-            data = self._read(f, stats)
-            if data is None:
+            read = self._read(f, stats)
+            if read is None:
                 continue
+            f, data = read
             prepared = self._prepare(f, data, stats)
             if prepared is None:
                 continue
@@ -205,12 +228,64 @@ class Indexer:
         return done_event
 
     # -- steps ---------------------------------------------------------------
-    def _read(self, f: SourceFile, stats: SyncStats) -> bytes | None:
+    def _read(self, f: SourceFile, stats: SyncStats) -> tuple[SourceFile, bytes] | None:
+        """The file's bytes and its size/mtime, all from one descriptor opened without
+        following symlinks and checked (regular file, one link; ``safe_open``). The
+        returned ``SourceFile`` carries the opened file's metadata, not the
+        listing's: what is recorded in the index describes what was read.
+
+        A Markdown file over ``MAX_INDEX_BYTES`` is recorded as not indexed from its
+        ``fstat`` size without reading a byte of it.
+        """
+        base = f.base if f.base is not None else f.abs.parent
         try:
-            return f.abs.read_bytes()
+            rel = f.abs.relative_to(base).as_posix()
+            with open_beneath(base, rel, shown=f.rel) as fh:
+                opened = dataclasses.replace(f, size=fh.size, mtime=fh.mtime)
+                limit = self._limit(f)
+                if fh.size > limit:
+                    self._not_indexed(opened, "", self._too_large(f, fh.size, limit), stats)
+                    return None
+                return opened, fh.read_all(limit)
+        except FileNotFoundError:
+            return None  # vanished since the listing: the next sync removes its rows
+        except FileTooLarge as exc:  # grew past the limit while being read
+            self._not_indexed(f, "", str(exc), stats)
+            return None
+        except PathRefused as exc:
+            self._refused(f, str(exc), stats)
+            return None
         except OSError as exc:
             self._error(stats, f.rel, f"cannot read: {exc.strerror or exc}")
             return None
+
+    def _limit(self, f: SourceFile) -> int:
+        if f.media is not None:
+            return self.ms.multimodal.max_file_bytes
+        if f.read is not None:  # a transcript's limit applies to its flattened text
+            return MAX_TRANSCRIPT_BYTES
+        return MAX_INDEX_BYTES
+
+    @staticmethod
+    def _too_large(f: SourceFile, size: int, limit: int) -> str:
+        if f.media is not None:
+            return f"{f.rel}: {size} bytes is over multimodal.maxFileBytes ({limit})"
+        return f"{f.rel}: {size / 1e6:.1f} MB is over the {limit // 2**20} MiB{_TOO_LARGE_TAIL}"
+
+    def _refused(self, f: SourceFile, message: str, stats: SyncStats) -> None:
+        """A file that is not safe to read (symlink swapped in, FIFO, hard link): its
+        earlier rows are removed, so nothing read before is served under its name."""
+        self._error(stats, f.rel, message)
+        self.store.replace_file(
+            path=f.rel,
+            source=f.source,
+            file_hash="",
+            mtime=-1.0,  # never equal to a real mtime: the next sync looks again
+            size=-1,
+            model=self._model(),
+            chunks=[],
+            error=message,
+        )
 
     def _prepare(
         self, f: SourceFile, data: bytes, stats: SyncStats
@@ -229,10 +304,7 @@ class Indexer:
                 text, line_map = produced if isinstance(produced, tuple) else (produced, None)
                 size = len(text.encode("utf-8"))
             if size > MAX_INDEX_BYTES:
-                raise UnreadableFile(
-                    f"{f.rel}: {size / 1e6:.1f} MB is over the {MAX_INDEX_BYTES // 2**20} MiB"
-                    " indexing limit; not indexed"
-                )
+                raise UnreadableFile(self._too_large(f, size, MAX_INDEX_BYTES))
             if f.read is None:
                 text, problem = decode_text(data, f.rel)
         except (UnreadableFile, ValueError) as exc:
@@ -270,14 +342,9 @@ class Indexer:
         """An image or audio file is one chunk: a label of its path for keyword
         search, and a vector of its bytes (read again when embedding, so large
         files are not held in memory while a flush fills up)."""
-        limit = self.ms.multimodal.max_file_bytes
-        if len(data) > limit:
-            message = f"{f.rel}: {len(data)} bytes is over multimodal.maxFileBytes ({limit})"
-            self._not_indexed(f, file_hash, message, stats)
-            return None
         assert f.media is not None
         chunk_hash = f"media:{file_hash}"
-        self._media[chunk_hash] = (f.media, f.abs)
+        self._media[chunk_hash] = (f.media, f)
         return f, file_hash, [NewChunk(1, 1, chunk_hash, media_label(f.rel, f.media), None)], None
 
     def _flush(
@@ -375,6 +442,15 @@ class Indexer:
             self.store.set_dims(dims)
         return out
 
+    def _media_bytes(self, f: SourceFile) -> bytes:
+        """A media file's bytes, read again (safely) when it is embedded."""
+        base = f.base if f.base is not None else f.abs.parent
+        try:
+            with open_beneath(base, f.abs.relative_to(base).as_posix(), shown=f.rel) as fh:
+                return fh.read_all(self.ms.multimodal.max_file_bytes)
+        except (PathRefused, FileTooLarge) as exc:
+            raise OSError(str(exc)) from exc
+
     def _flush_every(self) -> int:
         """Chunks gathered before embedding and writing. Batch jobs (remote.batch) take
         hours, so they get one job per big slice instead of one per small flush."""
@@ -394,7 +470,7 @@ class Indexer:
         ones that are ready (batch jobs may keep some for a later sync)."""
         try:
             if kind == "media":
-                items = [(self._media[h][0], self._media[h][1].read_bytes()) for h in batch]
+                items = [(self._media[h][0], self._media_bytes(self._media[h][1])) for h in batch]
                 vecs = provider.embed_media(items, progress)  # type: ignore[attr-defined]
             else:
                 vecs = provider.embed_documents([text_of[h] for h in batch], progress)

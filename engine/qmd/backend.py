@@ -35,7 +35,12 @@ from typing import Any
 
 from engine.config.paths import sessions_dir
 from engine.config.settings import Settings
-from engine.qmd.collections import ReconcileReport, desired_collections, reconcile
+from engine.qmd.collections import (
+    ReconcileReport,
+    desired_collections,
+    pattern_matches,
+    reconcile,
+)
 from engine.qmd.config import QmdSettings, load_qmd_settings
 from engine.qmd.embed_model import memdeck_embed_model, set_embed_model
 from engine.qmd.results import QmdHit, clamp_snippets, parse_search_output
@@ -51,6 +56,7 @@ from engine.qmd.status import (
     QmdStep,
 )
 from engine.workspace.files import PathRefused, Workspace
+from engine.workspace.safe_open import OpenedFile, check_parts, open_beneath
 
 log = logging.getLogger("memdeck.qmd")
 
@@ -517,7 +523,22 @@ class QmdBackend:
 
     # -- memory_get --------------------------------------------------------------
     def resolve_qmd_path(self, path: str) -> Path:
-        """``qmd/<collection>/<path>`` → the file in that collection's root, or PathRefused."""
+        """``qmd/<collection>/<path>`` → the file in that collection's root, or PathRefused.
+
+        Only what the collection indexes can be read: the path must match the
+        collection's pattern, and a file of the default memory collections must
+        also be a memory file by the workspace's rules (``qmd/memory-root/AGENTS.md``
+        is refused though ``AGENTS.md`` sits in that collection's root).
+        """
+        return self._qmd_target(path)[0]
+
+    def open_qmd_path(self, path: str) -> OpenedFile:
+        """Open a ``qmd/<collection>/<path>`` file beneath its collection's root without
+        following symlinks (``safe_open``); what is checked is what is read."""
+        _target, root, rel = self._qmd_target(path)
+        return open_beneath(root, rel, shown=path.strip())
+
+    def _qmd_target(self, path: str) -> tuple[Path, Path, str]:
         raw = path.strip().replace("\\", "/")
         parts = raw.split("/")
         if len(parts) < 3 or parts[0] != "qmd":
@@ -529,18 +550,23 @@ class QmdBackend:
             known = ", ".join(sorted(self.by_name)) or "none"
             raise PathRefused(f"{path}: no qmd collection {parts[1]!r} (collections: {known})")
         rel = "/".join(parts[2:])
+        check_parts(rel, path)
         if not rel.lower().endswith(".md"):
             raise PathRefused(f"{path}: only .md files can be read")
+        if not pattern_matches(c.pattern, rel):
+            raise PathRefused(f"{path}: not in collection {c.name} (its pattern is {c.pattern!r})")
         root = Path(os.path.abspath(c.path))
         target = Path(os.path.normpath(root / rel))
         if not target.is_relative_to(root):
             raise PathRefused(f"{path}: outside collection {c.name}")
+        if c.kind == "memory":
+            self.workspace.resolve(str(target))  # the memory rules, as for memory_get
         probe = root
         for part in Path(rel).parts:
             probe = probe / part
             if probe.is_symlink():
                 raise PathRefused(f"{path}: symlinks are not followed ({part})")
-        return target
+        return target, root, rel
 
     # -- status ------------------------------------------------------------------
     def status(self) -> QmdStatus:

@@ -26,6 +26,7 @@ import yaml
 
 from engine.qmd.config import QmdSettings
 from engine.qmd.runner import QmdError, QmdHome, QmdRunner
+from engine.workspace.globs import matches_glob
 
 DEFAULT_MEMORY = (
     ("memory-root", "MEMORY.md"),
@@ -59,6 +60,11 @@ class ReconcileReport:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+
+def pattern_matches(pattern: str, rel: str) -> bool:
+    """True when the collection's mask covers ``rel`` (what qmd itself would index)."""
+    return matches_glob(rel, pattern[2:] if pattern.startswith("./") else pattern)
 
 
 def _slug(text: str) -> str:

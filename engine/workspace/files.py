@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import hashlib
 import json
 import os
@@ -22,6 +23,15 @@ from pathlib import Path
 from engine.config.openclaw_2026_9 import ExtraPathPattern
 from engine.workspace.dates import date_from_path
 from engine.workspace.globs import matches_glob
+from engine.workspace.safe_open import (
+    FileTooLarge,
+    OpenedFile,
+    PathRefused,
+    check_parts,
+    check_regular,
+    open_beneath,
+    open_dir_beneath,
+)
 
 IGNORED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
@@ -30,9 +40,7 @@ MEMORY_DIR = "memory"
 MAX_INDEX_BYTES = 10 * 1024 * 1024
 _BINARY_SNIFF = 8192
 
-
-class PathRefused(ValueError):
-    """A path is not one of the workspace's memory files."""
+__all__ = ["FileTooLarge", "OpenedFile", "PathRefused"]  # re-exported for callers
 
 
 class ExternalChangeError(RuntimeError):
@@ -228,8 +236,11 @@ class Workspace:
         if not user_path or not user_path.strip():
             raise PathRefused("empty path")
         raw = user_path.strip().replace("\\", "/")
+        if "\x00" in raw:
+            raise PathRefused(f"{user_path!r}: a NUL byte is not allowed in a path")
         if any(part == ".." for part in raw.split("/")):
             raise PathRefused(f"{user_path}: '..' is not allowed in memory paths")
+        check_parts("/".join(p for p in raw.split("/") if p not in ("", ".")) or "x", user_path)
         candidate = Path(raw) if os.path.isabs(raw) else self.root / raw
         candidate = Path(os.path.normpath(candidate))
         if candidate.suffix.lower() != ".md":
@@ -257,17 +268,45 @@ class Workspace:
                 return extra.parent
         return None
 
+    # -- opening files safely ------------------------------------------------
+    def base_of(self, path: Path) -> tuple[Path, str]:
+        """(folder, relative path) to open ``path`` beneath: the workspace root for
+        memory files, an extra path's parent for extra files (so the extra path
+        itself is checked too), else the file's own folder."""
+        path = Path(os.path.normpath(path))
+        base = self._allowed_base(path)
+        if base is None:
+            base = path.parent
+        return base, path.relative_to(base).as_posix()
+
+    def open(self, path: Path) -> OpenedFile:
+        """Open a memory file for reading, refusing symlinks anywhere below the
+        workspace (or extra path), FIFOs and devices, folders, hard links and mount
+        points (see ``safe_open``). ``FileNotFoundError`` when it does not exist."""
+        base, rel = self.base_of(path)
+        return open_beneath(base, rel, shown=self.rel(path))
+
     # -- reading and writing --------------------------------------------------
-    def read(self, path: Path) -> Document:
+    def read(self, path: Path, limit: int = MAX_INDEX_BYTES) -> Document:
+        """The file's text, read from the descriptor that was checked. A file over
+        ``limit`` raises ``UnreadableFile`` without being read."""
         try:
-            data = path.read_bytes()
+            with self.open(path) as fh:
+                data = fh.read_all(limit)
         except FileNotFoundError:
             return Document(path, "", sha256_bytes(b""), exists=False)
+        except FileTooLarge as exc:
+            raise UnreadableFile(str(exc)) from None
         text, problem = decode_text(data, self.rel(path))
         return Document(path, text, sha256_bytes(data), exists=True, decode_error=problem)
 
     def save(self, doc: Document, new_text: str) -> Document:
-        """Atomically replace the file, unless it changed since ``doc`` was read."""
+        """Atomically replace the file, unless it changed since ``doc`` was read.
+
+        The temp file is created and renamed relative to the folder's descriptor,
+        reached without following symlinks: a folder swapped for a link between the
+        check and the write cannot redirect the write outside the workspace.
+        """
         current = self.read(doc.path)
         if current.sha256 != doc.sha256 or current.exists != doc.exists:
             raise ExternalChangeError(
@@ -275,7 +314,8 @@ class Workspace:
                 "reload or merge before saving"
             )
         data = new_text.encode("utf-8")
-        atomic_write(doc.path, data)
+        base, rel = self.base_of(doc.path)
+        atomic_write_beneath(base, rel, data, shown=self.rel(doc.path))
         return Document(doc.path, new_text, sha256_bytes(data), exists=True)
 
     def daily_path(self, day: dt.date) -> Path:
@@ -291,25 +331,83 @@ class Workspace:
             raise ValueError("empty entry")
         now = now or dt.datetime.now().astimezone()
         path = self.daily_path(now.date())
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if _is_symlink(path) or _is_symlink(path.parent):
-            raise PathRefused(f"{self.rel(path)}: symlinks are not followed")
-        prefix = b""
+        shown = self.rel(path)
+        parts = check_parts(shown, shown)
+        dfd, dev = open_dir_beneath(self.root, parts[:-1], shown, create=True)
         try:
-            with open(path, "rb") as fh:
-                existing = fh.read()
-        except FileNotFoundError:
-            existing = b""
-            prefix = f"# {now.date().isoformat()}\n".encode()
-        if existing and not existing.endswith(b"\n"):
-            prefix += b"\n"
-        entry = f"\n## {now.strftime('%H:%M')}\n\n{body}\n".encode()
-        line = (existing + prefix).count(b"\n") + 2  # the "## HH:MM" line
-        with open(path, "ab") as fh:
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+            try:
+                fd = os.open(parts[-1], flags | getattr(os, "O_CLOEXEC", 0), 0o644, dir_fd=dfd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise PathRefused(f"{shown}: symlinks are not followed") from None
+                raise
+        finally:
+            os.close(dfd)
+        with os.fdopen(fd, "r+b", buffering=0) as fh:
+            st = os.fstat(fd)
+            check_regular(st, shown, dev, allow_hardlinks=False)
+            os.set_blocking(fd, True)
+            # only the last byte and the line count are needed, read from this fd
+            lines, last = 0, b""
+            os.lseek(fd, 0, os.SEEK_SET)
+            while block := os.read(fd, 1 << 20):
+                lines += block.count(b"\n")
+                last = block[-1:]
+            prefix = b""
+            if st.st_size == 0:
+                prefix = f"# {now.date().isoformat()}\n".encode()
+            elif last != b"\n":
+                prefix = b"\n"
+            entry = f"\n## {now.strftime('%H:%M')}\n\n{body}\n".encode()
+            line = lines + prefix.count(b"\n") + 2  # the "## HH:MM" line
             fh.write(prefix + entry)
-            fh.flush()
-            os.fsync(fh.fileno())
+            os.fsync(fd)
         return path, line
+
+
+def atomic_write_beneath(base: Path, rel: str, data: bytes, *, shown: str | None = None) -> None:
+    """``atomic_write`` of a memory file, relative to its folder's descriptor.
+
+    The folder chain is opened without following symlinks, the temp file is
+    created ``O_EXCL | O_NOFOLLOW`` in it and renamed over the target by
+    descriptor, so the write lands in the folder that was checked.
+    """
+    shown = shown or rel
+    parts = check_parts(rel, shown)
+    dfd, _dev = open_dir_beneath(base, parts[:-1], shown, create=True)
+    name = parts[-1]
+    try:
+        mode = None
+        with contextlib.suppress(FileNotFoundError):
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if stat.S_ISLNK(st.st_mode):
+                raise PathRefused(f"{shown}: symlinks are not followed")
+            mode = stat.S_IMODE(st.st_mode)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        for _ in range(100):
+            tmp = f".{name}.{os.urandom(4).hex()}.tmp"
+            try:
+                fd = os.open(tmp, flags, 0o600, dir_fd=dfd)
+                break
+            except FileExistsError:
+                continue
+        else:  # pragma: no cover - 100 random collisions
+            raise FileExistsError(f"{shown}: cannot create a temp file beside it")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+                if mode is not None:
+                    os.fchmod(fh.fileno(), mode)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+    finally:
+        os.close(dfd)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -131,8 +131,8 @@ class EditorPane(Vertical):
                 f"(limit {MAX_EDIT_BYTES // 2**20} MiB)"
             )
         try:
-            doc = self.workspace.read(path)
-        except UnreadableFile as exc:
+            doc = self.workspace.read(path, limit=MAX_EDIT_BYTES)
+        except (UnreadableFile, PathRefused) as exc:
             raise OpenError(str(exc)) from None
         except OSError as exc:
             raise OpenError(f"{rel}: cannot read ({exc.strerror or exc})") from None
@@ -217,8 +217,8 @@ class EditorPane(Vertical):
             return self.external_change
         self.stamp = stamp
         try:
-            current = self.workspace.read(self.doc.path)
-        except (UnreadableFile, OSError):
+            current = self.workspace.read(self.doc.path, limit=MAX_EDIT_BYTES)
+        except (UnreadableFile, PathRefused, OSError):
             current = None
         if current is not None and current.sha256 == self.doc.sha256:
             return self.external_change  # touched, same bytes
