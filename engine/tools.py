@@ -7,6 +7,7 @@ an agent should see (search disabled, a refused path) come back as data with an
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from engine.core import Engine
@@ -19,9 +20,10 @@ from engine.workspace.files import (
     UnreadableFile,
     decode_text,
 )
+from engine.workspace.paging import DEFAULT_LINES, MAX_CHARS, Page, read_page
 
-DEFAULT_GET_LINES = 120
-MAX_GET_CHARS = 12000
+DEFAULT_GET_LINES = DEFAULT_LINES
+MAX_GET_CHARS = MAX_CHARS
 
 
 def tools_disabled_reason(engine: Engine) -> str | None:
@@ -174,38 +176,80 @@ def read_memory_text(engine: Engine, path: str) -> tuple[str, str] | dict[str, A
     return shown, text
 
 
-def memory_get(
-    engine: Engine, path: str, from_line: int | None = None, lines: int | None = None
-) -> dict[str, Any]:
-    """Read a slice of a memory file: ``lines`` lines from 1-based ``from_line``."""
+class MemoryGetError(ValueError):
+    """``memory_get`` cannot read that path: refused, missing, or the tools are off."""
+
+    def __init__(self, message: str, *, disabled: bool = False):
+        super().__init__(message)
+        self.disabled = disabled
+
+
+@dataclass(frozen=True)
+class MemoryRead:
+    """A page of a memory file and the path as the tools show it."""
+
+    path: str
+    page: Page
+
+
+def read_memory(
+    engine: Engine,
+    path: str,
+    from_line: int | None = None,
+    lines: int | None = None,
+    *,
+    from_char: int | None = None,
+) -> MemoryRead:
+    """The page ``memory_get`` returns (see ``engine.workspace.paging``); raises
+    ``MemoryGetError`` for a refused or missing path."""
     reason = tools_disabled_reason(engine)
     if reason:
-        return {"text": "", "path": path, "disabled": True, "error": reason}
+        raise MemoryGetError(reason, disabled=True)
     read = read_memory_text(engine, path)
     if isinstance(read, dict):
-        return read
+        raise MemoryGetError(read["error"])
     shown, text = read
-    start = max(1, int(from_line or 1))
-    count = max(1, int(lines or DEFAULT_GET_LINES))
-    all_lines = text.split("\n")
-    chosen = all_lines[start - 1 : start - 1 + count]
-    text = "\n".join(chosen)
-    truncated = start - 1 + count < len(all_lines)
-    next_from = start + len(chosen)
-    if len(text) > MAX_GET_CHARS:
-        text = text[:MAX_GET_CHARS]
-        kept = text.count("\n") + 1  # the last kept line may be cut
-        partial = len(text.split("\n")[-1]) < len(chosen[kept - 1])
-        chosen = chosen[:kept]
-        next_from = start + kept - (1 if partial else 0)
-        truncated = True
-    out: dict[str, Any] = {
-        "text": text,
-        "path": shown,
-        "from": start,
-        "lines": len(chosen),
-    }
-    if truncated:
+    return MemoryRead(shown, read_page(text, from_line, lines, from_char=from_char))
+
+
+def memory_get(
+    engine: Engine,
+    path: str,
+    from_line: int | None = None,
+    lines: int | None = None,
+    *,
+    from_char: int | None = None,
+) -> dict[str, Any]:
+    """Read a slice of a memory file: ``lines`` lines from 1-based ``from_line``.
+
+    OpenClaw's shape: ``text`` (ending in a continuation notice when there is
+    more), ``path``, ``from``, ``lines``, and ``truncated``/``nextFrom`` only when
+    something is left. memdeck adds ``fromChar`` (echoed when given) and
+    ``nextChar`` (a line longer than the page was cut: continue it with
+    ``from=<that line>, fromChar=nextChar``).
+    """
+    try:
+        got = read_memory(engine, path, from_line, lines, from_char=from_char)
+    except MemoryGetError as exc:
+        out: dict[str, Any] = {"text": "", "path": path, "error": str(exc)}
+        if exc.disabled:
+            out["disabled"] = True
+        return out
+    return memory_get_result(got)
+
+
+def memory_get_result(got: MemoryRead) -> dict[str, Any]:
+    """The ``memory_get`` dict for a page that was read."""
+    page = got.page
+    out: dict[str, Any] = {"text": page.text + page.notice(), "path": got.path}
+    out["from"] = page.start
+    if page.start_char:
+        out["fromChar"] = page.start_char
+    out["lines"] = page.lines
+    if page.truncated:
         out["truncated"] = True
-        out["nextFrom"] = next_from
+    if page.next_from is not None:
+        out["nextFrom"] = page.next_from
+    if page.next_char is not None:
+        out["nextChar"] = page.next_char
     return out

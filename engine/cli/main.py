@@ -26,6 +26,7 @@ from engine.cli.common import (
     UsageError,
     emit,
     open_engine,
+    print_json,
 )
 
 COMMANDS = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
@@ -88,8 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p = sub.add_parser("search", parents=[common], help="memory_search from the shell")
     p.add_argument("query", nargs="?", help="search text")
-    p.add_argument("--max-results", type=int, dest="max_results")
-    p.add_argument("--min-score", type=float, dest="min_score")
+    p.add_argument("--max-results", type=whole_number(1), dest="max_results", metavar="N")
+    p.add_argument("--min-score", type=fraction, dest="min_score", metavar="X")
     p.add_argument("--explain", action="store_true", help="include the score breakdown")
     p.add_argument("--batch", type=Path, help="JSONL file of {id, query}; '-' for stdin")
     p.add_argument("--mode", choices=("hybrid", "fts", "vector"))
@@ -105,8 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session-key", dest="session_key", help="session key for memory.qmd.scope")
     p = sub.add_parser("get", parents=[common], help="memory_get: read lines of a memory file")
     p.add_argument("path")
-    p.add_argument("--from", type=int, dest="from_line")
-    p.add_argument("--lines", type=int)
+    p.add_argument("--from", type=whole_number(1), dest="from_line", metavar="N")
+    p.add_argument("--lines", type=whole_number(1), metavar="N")
+    p.add_argument(
+        "--from-char",
+        type=whole_number(0),
+        dest="from_char",
+        metavar="C",
+        help="start inside line --from at this character (continues a cut long line)",
+    )
     p = sub.add_parser("model", parents=[common], help="local embedding models")
     msub = p.add_subparsers(dest="model_command", parser_class=_Parser, required=True)
     mi = msub.add_parser("import", parents=[common], help="convert a BERT model dir to GGUF")
@@ -324,7 +332,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 )
             options = _search_options(engine, args)
             if args.max_results is not None:
-                options = options.with_(max_results=max(1, args.max_results))
+                options = options.with_(max_results=args.max_results)
             if args.min_score is not None:
                 options = options.with_(min_score=args.min_score)
             return search_result_dict(engine, engine.search(query, options), explain=args.explain)
@@ -397,22 +405,77 @@ def _search_batch(args: argparse.Namespace, run) -> int:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
-    from engine.tools import memory_get
+    """``memory_get`` from the shell. ``--json`` prints the tool's result; text mode
+    prints the lines themselves on stdout (so ``> file`` copies them) and says on
+    stderr how to continue when the page did not reach the end."""
+    from engine.tools import MemoryGetError, memory_get_result, read_memory
 
     engine = open_engine(args)
     try:
-        result = memory_get(engine, args.path, args.from_line, args.lines)
+        got = read_memory(engine, args.path, args.from_line, args.lines, from_char=args.from_char)
+    except MemoryGetError as exc:
+        raise UsageError(str(exc)) from exc
     finally:
         engine.close()
+    page = got.page
+    if page.past_end:
+        raise UsageError(
+            f"--from {page.start} is past the end of {got.path} ({page.total_lines} lines)"
+        )
+    if args.from_char and args.from_char > page.start_line_chars:
+        raise UsageError(
+            f"--from-char {args.from_char} is past the end of line {page.start} of {got.path} "
+            f"({page.start_line_chars} characters)"
+        )
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
-    elif "error" not in result:
-        print(result["text"])
-    if "error" in result:
-        if not args.json:
-            print(f"memdeck: {result['error']}", file=sys.stderr)
-        return EXIT_USAGE
+        print_json(memory_get_result(got))
+        return EXIT_OK
+    if page.lines:
+        print(page.text)
+    if page.next_char is not None:
+        more = f"line {page.cut_line} is cut at character {page.next_char} of {page.cut_line_chars}"
+        more += f"; read on with --from {page.cut_line} --from-char {page.next_char}"
+        if page.next_from is not None:
+            more += f", or skip to --from {page.next_from}"
+        print(f"memdeck: {more}", file=sys.stderr)
+    elif page.next_from is not None:
+        print(
+            f"memdeck: {got.path} continues: --from {page.next_from} "
+            f"({page.total_lines} lines in all)",
+            file=sys.stderr,
+        )
     return EXIT_OK
+
+
+def whole_number(lowest: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``lowest``; anything else is a usage
+    error naming the option and the allowed range (never silently clamped)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number of at least {lowest} (got {text!r})"
+            ) from None
+        if value < lowest:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number of at least {lowest} (got {value})"
+            )
+        return value
+
+    return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a score between 0 and 1 inclusive (``--min-score``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (got {text!r})") from None
+    if not 0.0 <= value <= 1.0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (got {text})")
+    return value
 
 
 def cmd_model_import(args: argparse.Namespace) -> int:

@@ -66,9 +66,7 @@ def test_index_status_search_get_roundtrip(cli, workspace_dir: Path) -> None:
         "path": "memory/2026-03-01.md",
         "from": 3,
         "lines": 1,
-        "truncated": True,
-        "nextFrom": 4,
-    }
+    }  # line 3 is the last: a final newline is no phantom fourth line
 
 
 def test_get_refuses_paths_outside_memory(cli, workspace_dir: Path) -> None:

@@ -59,6 +59,7 @@ COMMANDS = [
     Command(("search", "--batch", "-"), stdin=BATCH),
     Command(("get", "memory/2026-03-01.md", "--from", "3", "--lines", "1")),
     Command(("get", "MEMORY.md")),
+    Command(("get", "MEMORY.md", "--from", "3", "--from-char", "4"), json=False),
     Command(("sessions",)),
     Command(("promote",)),
     Command(("promote", "--apply")),
@@ -285,3 +286,120 @@ def test_workspace_problem_kinds(tmp_path: Path) -> None:
     made = create_workspace(tmp_path / "a" / "b")
     assert (made / "memory").is_dir() and workspace_problem(made) is None
     shutil.rmtree(tmp_path / "a")
+
+
+# -- numbers out of range --------------------------------------------------------
+OUT_OF_RANGE = [
+    (
+        ("search", "coffee", "--max-results", "0"),
+        "argument --max-results: must be a whole number of at least 1 (got 0)",
+    ),
+    (
+        ("search", "coffee", "--max-results", "two"),
+        "argument --max-results: must be a whole number of at least 1 (got 'two')",
+    ),
+    (
+        ("search", "coffee", "--min-score", "5"),
+        "argument --min-score: must be a number from 0 to 1 (got 5)",
+    ),
+    (
+        ("search", "coffee", "--min-score", "-0.1"),
+        "argument --min-score: must be a number from 0 to 1 (got -0.1)",
+    ),
+    (
+        ("search", "coffee", "--min-score", "nan"),
+        "argument --min-score: must be a number from 0 to 1 (got nan)",
+    ),
+    (
+        ("get", "MEMORY.md", "--from", "0"),
+        "argument --from: must be a whole number of at least 1 (got 0)",
+    ),
+    (
+        ("get", "MEMORY.md", "--lines", "0"),
+        "argument --lines: must be a whole number of at least 1 (got 0)",
+    ),
+    (("get", "MEMORY.md", "--from", "999"), "--from 999 is past the end of MEMORY.md (6 lines)"),
+    (
+        ("get", "MEMORY.md", "--from", "2", "--from-char", "50"),
+        "--from-char 50 is past the end of line 2 of MEMORY.md (0 characters)",
+    ),
+    (
+        ("get", "MEMORY.md", "--from-char", "-1"),
+        "argument --from-char: must be a whole number of at least 0 (got -1)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("words", "message"), OUT_OF_RANGE, ids=[" ".join(w) for w, _ in OUT_OF_RANGE]
+)
+def test_numbers_out_of_range_are_errors(tmp_path: Path, words, message) -> None:
+    env = _home(tmp_path)
+    r = run_cli(*words, "-w", str(tmp_path / "ws"), env=env)
+    assert r.returncode == 1, r.stderr
+    assert message in r.stderr
+    assert r.stdout == ""
+
+
+def test_get_pages_from_the_shell(tmp_path: Path) -> None:
+    env = _home(tmp_path)
+    ws = tmp_path / "ws"
+    long = "w" * 30_000
+    (ws / "memory" / "long.md").write_text(f"# Long\n{long}\nlast line\n", encoding="utf-8")
+    r = run_cli("get", "memory/long.md", "--lines", "1", "-w", str(ws), env=env)
+    assert (r.returncode, r.stdout) == (0, "# Long\n")
+    assert "memdeck: memory/long.md continues: --from 2 (3 lines in all)" in r.stderr
+    r = run_cli("get", "memory/long.md", "--from", "2", "-w", str(ws), env=env)
+    assert r.returncode == 0 and r.stdout == "w" * 12_000 + "\n"
+    assert "line 2 is cut at character 12000 of 30000" in r.stderr
+    assert "--from 2 --from-char 12000, or skip to --from 3" in r.stderr
+    r = run_cli(
+        "get",
+        "memory/long.md",
+        "--from",
+        "2",
+        "--from-char",
+        "24000",
+        "--json",
+        "-w",
+        str(ws),
+        env=env,
+    )
+    assert json.loads(r.stdout) == {
+        "text": "w" * 6_000 + "\nlast line",
+        "path": "memory/long.md",
+        "from": 2,
+        "fromChar": 24_000,
+        "lines": 2,
+    }
+    (ws / "memory" / "empty.md").write_text("", encoding="utf-8")
+    r = run_cli("get", "memory/empty.md", "-w", str(ws), env=env)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+
+
+# -- a closed pipe ----------------------------------------------------------------
+def test_search_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    """``memdeck search --batch … | head -1``: the reader leaves after one line; the
+    command then dies of SIGPIPE like ``cat`` would, with nothing on stderr."""
+    env = _home(tmp_path)
+    ws = str(tmp_path / "ws")
+    assert run_cli("index", "-w", ws, env=env).returncode == 0
+    queries = "".join(json.dumps({"id": i, "query": "coffee atlas"}) + "\n" for i in range(3000))
+    shell = subprocess.run(
+        [
+            "bash",
+            "-c",
+            '"$0" -m engine.cli.main search --batch - --json -w "$1" | head -n 1; '
+            'echo "status=${PIPESTATUS[0]}" >&2',
+            sys.executable,
+            ws,
+        ],
+        input=queries,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert json.loads(shell.stdout)["id"] == 0
+    assert shell.stderr.strip() == "status=141", shell.stderr  # no traceback, no message
