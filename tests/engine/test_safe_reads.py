@@ -304,7 +304,7 @@ def test_qmd_paths_obey_the_collection_pattern_and_memory_rules(tmp_path: Path) 
             answer = memory_get(engine, path)
             assert reason in answer["error"], (path, answer)
             assert "OUTSIDEZEBRA" not in answer["text"]
-        assert memory_get(engine, "qmd/memory-root/MEMORY.md")["text"] == "root memory\n"
-        assert memory_get(engine, "qmd/memory-dir/memory/x/ok.md")["text"] == "deep note\n"
+        assert memory_get(engine, "qmd/memory-root/MEMORY.md")["text"] == "root memory"
+        assert memory_get(engine, "qmd/memory-dir/memory/x/ok.md")["text"] == "deep note"
     finally:
         engine.close()
