@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from engine.config.openclaw_2026_9 import ExtraPathPattern
 
@@ -186,7 +186,8 @@ class Settings:
     provider_api_keys: dict[str, str] = field(default_factory=dict)  # models.providers.<p>.apiKey
     provider_base_urls: dict[str, str] = field(default_factory=dict)
     provider_headers: dict[str, dict[str, str]] = field(default_factory=dict)
-    raw: dict = field(default_factory=dict)  # the parsed file, for sections other issues own
+    # the parsed file, for the sections other modules own (qmd, compaction, dreaming)
+    raw: dict[str, Any] = field(default_factory=dict)
     #: which memory-search layout was read (seed memorySearch, 2026.9 memory.search, both)
     config_layout: str = "no memory search block; seed defaults"
     #: what OpenClaw 2026.9.6 would refuse in the file (memdeck still opens it);

@@ -40,10 +40,15 @@ ProgressCallback = Callable[[EmbedProgress], None]
 class EmbeddingProvider(Protocol):
     """What the index and the search pipeline need from an embedder."""
 
-    #: provider id as written in config: "local", "openai", "gemini", ...
-    id: str
-    #: model name (or GGUF path for local)
-    model: str
+    @property
+    def id(self) -> str:
+        """Provider id as written in config: "local", "openai", "gemini", ..."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """Model name (or GGUF path for local)."""
+        ...
 
     @property
     def dims(self) -> int:
@@ -76,8 +81,9 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Replace NaN/inf with 0 and L2-normalise each row (zero rows stay zero)."""
     arr = np.asarray(vectors, dtype=np.float32)
     if arr.ndim == 1:
-        return normalize_rows(arr[None, :])[0]
+        row: np.ndarray = normalize_rows(arr[None, :])[0]
+        return row
     arr = np.nan_to_num(arr, nan=0.0, posinf=0.0, neginf=0.0)
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (arr / norms).astype(np.float32, copy=False)
+    return np.asarray(arr / norms, dtype=np.float32)

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -78,9 +78,9 @@ class JobRegistry:
     def __init__(self, path: Path | None):
         self.path = path
         self._lock = threading.Lock()
-        self._data: dict[str, list[dict]] = self._load()
+        self._data: dict[str, list[dict[str, Any]]] = self._load()
 
-    def _load(self) -> dict[str, list[dict]]:
+    def _load(self) -> dict[str, list[dict[str, Any]]]:
         if self.path is None:
             return {}
         try:
@@ -105,7 +105,7 @@ class JobRegistry:
             return
         atomic_write(self.path, json.dumps(data).encode("utf-8"))
 
-    def jobs(self, scope: str) -> list[dict]:
+    def jobs(self, scope: str) -> list[dict[str, Any]]:
         with self._lock:
             return [dict(j) for j in self._data.get(scope, [])]
 

@@ -223,7 +223,8 @@ class GeminiBatch:
         info = self.t.request("GET", f"{self.base}/{job_id}")
         if not isinstance(info, dict):
             raise ProviderError(f"gemini batch {job_id}: status is not an object")
-        meta = info.get("metadata") if isinstance(info.get("metadata"), dict) else {}
+        raw_meta = info.get("metadata")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         state = str(meta.get("state") or info.get("state") or "").upper()
         if info.get("error"):
             return JobStatus("failed", str(info["error"].get("message", info["error"]))[:300])

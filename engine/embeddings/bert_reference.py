@@ -10,6 +10,7 @@ and only used for verification, never for indexing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,33 +18,33 @@ import numpy as np
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
+    return np.asarray((x - mean) / np.sqrt(var + eps) * weight + bias)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     # tanh approximation; differs from the erf form by < 1e-3 and is what ggml computes
-    return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3)))
+    return np.asarray(0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x**3))))
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
     e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
+    return np.asarray(e / e.sum(axis=-1, keepdims=True))
 
 
 class BertReference:
     """Embeds token ids with the float32 weights (HF names without the ``bert.`` prefix)."""
 
     def __init__(
-        self, config: Mapping[str, object], tensors: Mapping[str, np.ndarray], pooling: str = "mean"
+        self, config: Mapping[str, Any], tensors: Mapping[str, np.ndarray], pooling: str = "mean"
     ):
         self.t = tensors
-        self.layers = int(config["num_hidden_layers"])  # type: ignore[arg-type]
-        self.heads = int(config["num_attention_heads"])  # type: ignore[arg-type]
-        self.eps = float(config.get("layer_norm_eps", 1e-12))  # type: ignore[arg-type]
+        self.layers = int(config["num_hidden_layers"])
+        self.heads = int(config["num_attention_heads"])
+        self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.pooling = pooling
 
     def _linear(self, x: np.ndarray, prefix: str) -> np.ndarray:
-        return x @ self.t[prefix + ".weight"].T + self.t[prefix + ".bias"]
+        return np.asarray(x @ self.t[prefix + ".weight"].T + self.t[prefix + ".bias"])
 
     def _ln(self, x: np.ndarray, prefix: str) -> np.ndarray:
         return _layer_norm(x, self.t[prefix + ".weight"], self.t[prefix + ".bias"], self.eps)
@@ -79,4 +80,4 @@ class BertReference:
         """The pooled, L2-normalised sentence vector for one token-id sequence."""
         h = self.hidden_states(ids)
         vec = h[0] if self.pooling == "cls" else h.mean(axis=0)
-        return (vec / np.linalg.norm(vec)).astype(np.float32)
+        return np.asarray(vec / np.linalg.norm(vec), dtype=np.float32)

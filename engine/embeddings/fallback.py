@@ -60,11 +60,11 @@ class FallbackProvider:
         return current
 
     @property
-    def id(self) -> str:  # type: ignore[override]
+    def id(self) -> str:
         return self.active.id
 
     @property
-    def model(self) -> str:  # type: ignore[override]
+    def model(self) -> str:
         return self.active.model
 
     @property

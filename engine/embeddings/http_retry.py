@@ -64,7 +64,7 @@ class RetryPolicy:
         """Delay before retry number ``attempt`` (0-based): doubling, jittered, capped."""
         raw = min(self.max_delay, self.base_delay * (2**attempt))
         spread = (rng or random).uniform(-self.jitter, self.jitter)
-        return max(0.0, min(self.max_delay, raw * (1 + spread)))
+        return float(max(0.0, min(self.max_delay, raw * (1 + spread))))
 
 
 def _env_int(env: Mapping[str, str], name: str, default: int) -> int:

@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from engine.config.settings import LocalSettings
 from engine.embeddings.base import EmbedProgress as _Progress
 from engine.embeddings.base import ProgressCallback, ProviderError, normalize_rows
 from engine.embeddings.hf_download import DownloadProgress, HfUri, download
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 #: texts handed to llama.cpp per call; progress is reported between calls
 DOC_BATCH = 16
@@ -54,7 +58,7 @@ class LocalProvider:
         self.n_threads = n_threads or _default_threads()
         self._env = env
         self._on_download = on_download
-        self._llm = None
+        self._llm: Llama | None = None
         self._dims: int | None = None
         self._fingerprint: dict[str, object] | None = None
         self._lock = threading.Lock()
@@ -79,7 +83,7 @@ class LocalProvider:
         return cls(Path(target).expanduser(), cache_dir=local.model_cache_dir, env=env)
 
     # -- loading -----------------------------------------------------------------
-    def _ensure_loaded(self):
+    def _ensure_loaded(self) -> Llama:
         if self._llm is not None:
             return self._llm
         if self.uri is not None and not self.path.is_file():
@@ -169,7 +173,8 @@ class LocalProvider:
         return normalize_rows(np.asarray(rows, dtype=np.float32).reshape(len(texts), -1))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([text])[0]
+        row: np.ndarray = self._embed([text])[0]
+        return row
 
     def embed_documents(
         self, texts: Sequence[str], progress: ProgressCallback | None = None

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,7 @@ class BertModelFiles:
     """What was read from a sentence-transformers folder."""
 
     root: Path
-    config: dict
+    config: dict[str, Any]
     vocab: list[str]
     tensors: dict[str, np.ndarray]  # HF names without "bert.", float32
     do_lower_case: bool
@@ -103,7 +104,7 @@ class ImportResult:
 # -- reading -------------------------------------------------------------------
 
 
-def _read_json(path: Path) -> dict:
+def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -234,6 +235,7 @@ def write_gguf(model: BertModelFiles, out: Path, name: str, dtype: str = "f16") 
     missing = [k for k, v in specials.items() if v is None and k != "mask"]
     if missing:
         raise ModelImportError(f"vocab.txt lacks the special tokens {missing}")
+    cls_id, sep_id, pad_id, unk_id = (index[t] for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]"))
 
     writer = gguf.GGUFWriter(str(out), "bert")
     writer.add_name(name)
@@ -264,10 +266,10 @@ def write_gguf(model: BertModelFiles, out: Path, name: str, dtype: str = "f16") 
         ]
     )
     writer.add_token_type_count(int(cfg.get("type_vocab_size", 2)))
-    writer.add_bos_token_id(specials["cls"])  # llama.cpp prepends BOS = [CLS]
-    writer.add_sep_token_id(specials["sep"])
-    writer.add_pad_token_id(specials["pad"])
-    writer.add_unk_token_id(specials["unk"])
+    writer.add_bos_token_id(cls_id)  # llama.cpp prepends BOS = [CLS]
+    writer.add_sep_token_id(sep_id)
+    writer.add_pad_token_id(pad_id)
+    writer.add_unk_token_id(unk_id)
     if specials["mask"] is not None:
         writer.add_mask_token_id(specials["mask"])
     writer.add_bool("tokenizer.ggml.normalizer.lowercase", model.do_lower_case)

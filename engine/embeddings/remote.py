@@ -199,7 +199,8 @@ class RemoteProvider(abc.ABC):
 
     def embed_query(self, text: str) -> np.ndarray:
         rows = self._post_texts([text], "query", None)
-        return normalize_rows(self._as_matrix(rows, 1))[0]
+        row: np.ndarray = normalize_rows(self._as_matrix(rows, 1))[0]
+        return row
 
     def embed_documents(
         self, texts: Sequence[str], progress: ProgressCallback | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +38,11 @@ class VecStatus:
     reason: str | None = None  # why it is not loaded
 
 
-def _open_apsw(path: str, timeout_ms: int) -> tuple[Any, str, str, type[BaseException]]:
+#: What an opener returns: the connection, binding name, SQLite version, its error base class.
+_Opened = tuple[Any, str, str, type[BaseException]]
+
+
+def _open_apsw(path: str, timeout_ms: int) -> _Opened:
     import apsw
 
     conn = apsw.Connection(path)
@@ -46,7 +50,7 @@ def _open_apsw(path: str, timeout_ms: int) -> tuple[Any, str, str, type[BaseExce
     return conn, "apsw " + apsw.apsw_version(), apsw.sqlite_lib_version(), apsw.Error
 
 
-def _open_dbapi(module_name: str, path: str, timeout_ms: int):
+def _open_dbapi(module_name: str, path: str, timeout_ms: int) -> _Opened:
     module = __import__(module_name, fromlist=["dbapi2"])
     conn = module.connect(
         path, timeout=timeout_ms / 1000, isolation_level=None, check_same_thread=False
@@ -54,7 +58,7 @@ def _open_dbapi(module_name: str, path: str, timeout_ms: int):
     return conn, module_name, module.sqlite_version, module.Error
 
 
-_OPENERS = (
+_OPENERS: tuple[tuple[str, Callable[[str, int], _Opened]], ...] = (
     ("apsw", lambda p, t: _open_apsw(p, t)),
     ("pysqlite3", lambda p, t: _open_dbapi("pysqlite3.dbapi2", p, t)),
     ("sqlite3", lambda p, t: _open_dbapi("sqlite3", p, t)),

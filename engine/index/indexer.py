@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +86,9 @@ class SyncStats:
     deferred: int = 0  # chunks waiting in remote batch jobs (remote.batch.wait = false)
 
 
-def index_fingerprint(ms: MemorySearchSettings, provider: EmbeddingProvider | None) -> dict:
+def index_fingerprint(
+    ms: MemorySearchSettings, provider: EmbeddingProvider | None
+) -> dict[str, Any]:
     """What the index's contents depend on; any change forces a full reindex."""
     fp: dict[str, object] = {
         "schema": SCHEMA_VERSION,

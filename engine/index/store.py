@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -230,7 +231,8 @@ class Store:
 
     # -- meta -----------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
-        return self.db.scalar("select value from meta where key = ?", (key,))
+        value = self.db.scalar("select value from meta where key = ?", (key,))
+        return None if value is None else str(value)
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute(
@@ -239,14 +241,14 @@ class Store:
             (key, value),
         )
 
-    def fingerprint(self) -> dict | None:
+    def fingerprint(self) -> dict[str, Any] | None:
         raw = self.get_meta("fingerprint")
         try:
             return json.loads(raw) if raw else None
         except ValueError:
             return None
 
-    def set_fingerprint(self, fp: dict) -> None:
+    def set_fingerprint(self, fp: dict[str, Any]) -> None:
         self.set_meta("fingerprint", json.dumps(fp, sort_keys=True))
 
     # -- FTS / vec tables -----------------------------------------------------

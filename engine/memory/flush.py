@@ -214,7 +214,8 @@ def estimate_transcript(path: Path) -> TranscriptEstimate:
                 first = obj.get("firstKeptEntryId")
                 ids = [entry_id for entry_id, _, _ in kept]
                 keep_from = ids.index(first) if first is not None and first in ids else len(kept)
-                summary = obj.get("summary") if isinstance(obj.get("summary"), str) else ""
+                raw_summary = obj.get("summary")
+                summary = raw_summary if isinstance(raw_summary, str) else ""
                 kept = [(None, estimate_tokens(summary), False), *kept[keep_from:]]
     return TranscriptEstimate(
         tokens=sum(t for _, t, _ in kept),

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -143,7 +144,7 @@ def parse_collection_show(text: str) -> tuple[Path | None, str | None]:
     return (Path(path) if path else None), pattern
 
 
-def read_index_yml(home: QmdHome) -> dict:
+def read_index_yml(home: QmdHome) -> dict[str, Any]:
     """qmd's config file as a dict ({} when missing or unreadable)."""
     try:
         data = yaml.safe_load(home.index_yml.read_text(encoding="utf-8"))

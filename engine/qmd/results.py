@@ -124,7 +124,8 @@ def parse_search_output(stdout: str, stderr: str = "") -> list[QmdHit]:
             raise QmdError("output", f"qmd result #{n + 1}: {exc}") from None
         line = item.get("line")
         best = line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
-        snippet = item.get("snippet") if isinstance(item.get("snippet"), str) else ""
+        raw_snippet = item.get("snippet")
+        snippet = raw_snippet if isinstance(raw_snippet, str) else ""
         start, end, body = snippet_lines(snippet, best)
         title, context = item.get("title"), item.get("context")
         hits.append(

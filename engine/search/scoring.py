@@ -129,7 +129,7 @@ def weighted_geometric(
     """
     v = 1.0 if vector_component is None else max(GEOMETRIC_FLOOR, min(1.0, vector_component))
     t = 1.0 if text_component is None else max(GEOMETRIC_FLOOR, min(1.0, text_component))
-    return v**vw * t**tw
+    return float(v**vw * t**tw)
 
 
 def minmax_normalize(values: Sequence[float]) -> list[float]:
@@ -184,6 +184,7 @@ def rrf_score(rank: int, k: int = RRF_K) -> float:
 
 # ---------------------------------------------------------------------------
 # Temporal decay
+
 
 # A date in a file name must not be glued to other digits, so that ticket
 # numbers like "92025-06-15" are not read as 2025-06-15.

@@ -214,7 +214,7 @@ def _cron(r: ConfigReader, keys: tuple[str, ...], default: str) -> str:
 
 def _sources(
     r: ConfigReader, keys: tuple[str, ...], options: tuple[str, ...], default: tuple[str, ...]
-):
+) -> tuple[str, ...]:
     if r.get(keys) is MISSING:
         return default
     return tuple(dict.fromkeys(r.strings(keys, options)))

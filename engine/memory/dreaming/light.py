@@ -143,7 +143,7 @@ def cluster(
     order = sorted(
         range(len(entries)),
         key=lambda i: (
-            -(entries[i].day.toordinal() if entries[i].day else 0),
+            -(day.toordinal() if (day := entries[i].day) else 0),
             entries[i].path,
             -entries[i].start_line,
         ),

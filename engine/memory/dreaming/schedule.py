@@ -40,11 +40,13 @@ def zone_now(settings: DreamingSettings, now: dt.datetime | None = None) -> dt.d
 
 def next_run(cron: str, after: dt.datetime) -> dt.datetime:
     """The first scheduled time strictly after ``after`` (same zone as ``after``)."""
-    return croniter(cron, after).get_next(dt.datetime)
+    next_time: dt.datetime = croniter(cron, after).get_next(dt.datetime)
+    return next_time
 
 
 def phase_cron(settings: DreamingSettings, phase: str) -> str:
-    return getattr(settings, phase).cron
+    cron: str = getattr(settings, phase).cron
+    return cron
 
 
 def phase_enabled(settings: DreamingSettings, phase: str) -> bool:
@@ -73,7 +75,8 @@ class ScheduleState:
             state = cls(path, now.timestamp(), {})
             state.save()
             return state
-        runs = doc.get("lastRun") if isinstance(doc.get("lastRun"), dict) else {}
+        raw_runs = doc.get("lastRun")
+        runs: dict[str, Any] = raw_runs if isinstance(raw_runs, dict) else {}
         created = doc.get("createdAt")
         return cls(
             path,

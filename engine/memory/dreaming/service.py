@@ -144,7 +144,9 @@ class Dreamer:
         with self.engine.pinned_store() as store:
             return load_events(store, until=now.timestamp())
 
-    def _material(self, now: dt.datetime, window_days: int, sources: tuple[str, ...]):
+    def _material(
+        self, now: dt.datetime, window_days: int, sources: tuple[str, ...]
+    ) -> tuple[list[Entry], list[RecallEvent]]:
         since = now.date() - dt.timedelta(days=window_days)
         entries = self.daily_entries() if ("daily" in sources or "recall" in sources) else []
         if "sessions" in sources:
@@ -354,7 +356,8 @@ def _message_day(raw: bytes, tz: dt.tzinfo | None) -> dt.date | None:
         return None
     if not isinstance(obj, dict):
         return None
-    message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+    raw_message = obj.get("message")
+    message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
     for value in (message.get("timestamp"), obj.get("timestamp")):
         if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
             seconds = value / 1000 if value > 1e11 else value
