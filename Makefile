@@ -10,7 +10,7 @@ check:
 	bash scripts/test.sh
 
 test:
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider $(ARGS)
 
 lint:
 	$(BIN)/ruff check engine tui tests

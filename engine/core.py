@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from engine import __version__
 from engine.config.settings import Settings
@@ -40,7 +41,7 @@ from engine.index.indexer import (
     temp_index_path,
 )
 from engine.index.lock import IndexLocked, writer_lock
-from engine.index.store import Store
+from engine.index.store import FileRecord, Store
 from engine.memory.recall import carry_over as carry_recall
 from engine.search.pipeline import SearchOptions, SearchOutcome, rank, retrieve
 from engine.status import EngineStatus, MultimodalScope, SyncSummary
@@ -62,7 +63,7 @@ class Engine:
         self,
         settings: Settings,
         *,
-        provider: EmbeddingProvider | str | None = "auto",
+        provider: EmbeddingProvider | Literal["auto"] | None = "auto",
         bus: EventBus | None = None,
         env: Mapping[str, str] = os.environ,
     ):
@@ -75,13 +76,13 @@ class Engine:
         self.index_path = settings.index_path
         self.vector_path = "auto"
         self.lock_timeout = 30.0
-        if provider == "auto":
+        if isinstance(provider, str):  # "auto"
             self.choice = create_provider(settings, env)
         else:
-            self.choice = ProviderChoice(provider, "injected", "provider given by caller")  # type: ignore[arg-type]
+            self.choice = ProviderChoice(provider, "injected", "provider given by caller")
         self.provider: EmbeddingProvider | None = self.choice.provider
         self.provider_error: str | None = self.choice.error
-        self._fingerprint: dict | None = None
+        self._fingerprint: dict[str, Any] | None = None
         self._fp_generation = 0  # a fallback switch bumps the provider's generation
         self._sync_lock = threading.Lock()
         self._swap_lock = threading.RLock()
@@ -185,7 +186,7 @@ class Engine:
         self.state.dirty = True
         return self._new_store(self.index_path)
 
-    def fingerprint(self) -> dict:
+    def fingerprint(self) -> dict[str, Any]:
         generation = getattr(self.provider, "generation", 0)
         if self._fingerprint is None or generation != self._fp_generation:
             self._fp_generation = generation
@@ -255,7 +256,7 @@ class Engine:
                 self.state.running = False
 
     def _sync_once(
-        self, fp: dict, force: bool, reason: str, cancel: threading.Event | None
+        self, fp: dict[str, Any], force: bool, reason: str, cancel: threading.Event | None
     ) -> SyncDone:
         if force or self.store.fingerprint() != fp:
             return self._full_reindex(fp, reason, cancel)
@@ -271,7 +272,9 @@ class Engine:
     def _indexer(self, store: Store, cancel: threading.Event | None) -> Indexer:
         return Indexer(store, self.provider, self.ms, self.bus, cancel)
 
-    def _full_reindex(self, fp: dict, reason: str, cancel: threading.Event | None) -> SyncDone:
+    def _full_reindex(
+        self, fp: dict[str, Any], reason: str, cancel: threading.Event | None
+    ) -> SyncDone:
         """Build the whole index in a temp file, then copy it in with one transaction.
 
         Called under the writer lock, so every other temp file is debris of a
@@ -423,7 +426,7 @@ class Engine:
                 self.provider.close()
 
 
-def _disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, object]) -> bool:
+def _disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, FileRecord]) -> bool:
     """True when a file appeared, vanished or changed size/mtime since it was indexed.
 
     This is what a fresh process (the CLI) can know without a watcher; the hash
@@ -431,11 +434,11 @@ def _disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, object]) -> b
     are left out: they are re-indexed only after their delta thresholds.
     """
     disk = {f.rel: f for f in on_disk if f.source == "memory"}
-    index = {p: r for p, r in indexed.items() if r.source == "memory"}  # type: ignore[attr-defined]
+    index = {p: r for p, r in indexed.items() if r.source == "memory"}
     if set(disk) != set(index):
         return True
     for f in disk.values():
         rec = index[f.rel]
-        if rec.size != f.size or abs(rec.mtime - f.mtime) > 1e-6:  # type: ignore[attr-defined]
+        if rec.size != f.size or abs(rec.mtime - f.mtime) > 1e-6:
             return True
     return False

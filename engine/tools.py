@@ -1,4 +1,7 @@
-"""The agent-facing tools ``memory_search`` and ``memory_get`` (SPEC §6).
+"""The agent-facing tools ``memory_search`` and ``memory_get``.
+
+Their contract (arguments, result shape, limits, which paths ``memory_get`` may
+read) is in docs/architecture.md "Agent tools".
 
 They return plain JSON-able dicts in OpenClaw's documented shapes. Failures that
 an agent should see (search disabled, a refused path) come back as data with an

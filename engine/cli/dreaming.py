@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.cli.common import (
     EXIT_OK,
@@ -28,6 +28,9 @@ from engine.cli.common import (
 from engine.memory.dreaming.deep import WEIGHTS
 from engine.memory.dreaming.promotion import PromotionError, memory_path
 from engine.memory.dreaming.service import Dreamer, proposal_dict
+
+if TYPE_CHECKING:
+    from engine.core import Engine
 
 
 def sessions_command(args: argparse.Namespace) -> int:
@@ -64,7 +67,7 @@ def sessions_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _open(args: argparse.Namespace):
+def _open(args: argparse.Namespace) -> tuple[Engine, Dreamer]:
     engine = open_engine(args)
     dreamer = Dreamer(engine)
     for warning in dreamer.config.warnings:

@@ -1,4 +1,4 @@
-"""``memdeck`` command line: the TUI launcher and the headless commands (SPEC §12).
+"""``memdeck`` command line: the TUI launcher and the headless commands.
 
 Exit codes: 0 ok, 1 usage or configuration error, 2 runtime failure.
 Every command takes ``--json`` for stable machine-readable output.
@@ -13,9 +13,12 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
+    from engine.core import Engine
+    from engine.search.pipeline import SearchOptions
     from engine.status import EngineStatus
 
 from engine.cli.common import (
@@ -29,7 +32,7 @@ from engine.cli.common import (
     print_json,
 )
 
-COMMANDS = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
+COMMANDS: tuple[str, ...] = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
 
 
@@ -40,7 +43,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _common(*, top_level: bool) -> argparse.ArgumentParser:
+def _common(*, top_level: bool) -> _Parser:
     """The global options, for the top-level parser or for a sub-parser.
 
     argparse copies a sub-parser's defaults over whatever the top-level parser
@@ -53,7 +56,7 @@ def _common(*, top_level: bool) -> argparse.ArgumentParser:
     def default(value: object) -> object:
         return value if top_level else argparse.SUPPRESS
 
-    p = argparse.ArgumentParser(add_help=False)
+    p = _Parser(add_help=False)
     p.add_argument(
         "--workspace",
         "-w",
@@ -282,7 +285,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return EXIT_OK if clean else EXIT_RUNTIME
 
 
-def _search_options(engine, args: argparse.Namespace):
+def _search_options(engine: Engine, args: argparse.Namespace) -> SearchOptions:
     options = engine.default_options()
     changes: dict[str, Any] = {}
     if args.mode:
@@ -382,7 +385,7 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def _search_batch(args: argparse.Namespace, run) -> int:
+def _search_batch(args: argparse.Namespace, run: Callable[[str], dict[str, Any]]) -> int:
     stream = sys.stdin if str(args.batch) == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
     try:
         for lineno, line in enumerate(stream, start=1):
@@ -508,7 +511,7 @@ def cmd_model_import(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _dreaming_commands():
+def _dreaming_commands() -> ModuleType:
     from engine.cli import dreaming as commands
 
     return commands
@@ -636,7 +639,7 @@ def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = No
     args = parser.parse_args(routed)
     from engine.config.loader import ConfigError
 
-    handlers = {
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "status": cmd_status,
         "index": cmd_index,
         "watch": cmd_watch,

@@ -221,7 +221,8 @@ def _build_store(ms: ConfigReader, agent_id: str) -> StoreSettings:
 
 def _build_sync(ms: ConfigReader) -> SyncSettings:
     default = _DEFAULT.sync
-    # Validated for OpenClaw parity; memdeck's watcher debounce is fixed (SPEC §4).
+    # Validated for OpenClaw parity; memdeck's watcher debounce is fixed
+    # at 1.5 s (docs/architecture.md "Sync").
     ms.integer(("sync", "watchDebounceMs"), 1500, lo=0)
     return SyncSettings(
         watch=ms.boolean(("sync", "watch"), default.watch),

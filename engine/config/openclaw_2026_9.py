@@ -259,7 +259,7 @@ def _value_rejections(block: dict[str, Any], where: str) -> list[str]:
         out.append(f"{where}.query.maxResults: 2026.9 wants a positive whole number")
     min_score = query.get("minScore")
     number = isinstance(min_score, int | float) and not isinstance(min_score, bool)
-    if number and not 0 <= min_score <= 1:
+    if number and isinstance(min_score, int | float) and not 0 <= min_score <= 1:
         out.append(f"{where}.query.minScore: 2026.9 wants a number from 0 to 1")
     for index, item in enumerate(block.get("extraPaths") or []):
         if isinstance(item, dict):

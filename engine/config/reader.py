@@ -22,13 +22,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import json5
 
 from engine.config import paths
 
 _SHOW_LIMIT = 60
+_Choice = TypeVar("_Choice", bound=str)
 
 
 class _Missing:
@@ -360,17 +361,21 @@ class ConfigReader:
             return None
         return expanded
 
-    def choice(self, keys: tuple[str, ...], options: tuple[Any, ...], default: str) -> str:
+    def choice(
+        self, keys: tuple[str, ...], options: tuple[_Choice, ...], default: _Choice
+    ) -> _Choice:
+        """One of *options*; typed as the options' ``Literal`` so settings need no cast."""
         value = self.string(keys)
         if value is None:
             return default
-        if value not in options:
-            expected = "one of " + ", ".join(f'"{o}"' for o in options)
-            raise self.ctx.error(
-                self.where(keys),
-                f"expected {expected}, found {describe(value)}{suggest(value, options)}",
-            )
-        return value
+        for option in options:
+            if value == option:
+                return option
+        expected = "one of " + ", ".join(f'"{o}"' for o in options)
+        raise self.ctx.error(
+            self.where(keys),
+            f"expected {expected}, found {describe(value)}{suggest(value, options)}",
+        )
 
     def strings(self, keys: tuple[str, ...], options: tuple[str, ...] | None = None) -> list[str]:
         """A list of strings (each optionally from *options*); missing means empty."""

@@ -1,6 +1,6 @@
 """Provider batch APIs (openai, gemini, voyage): submit, poll, collect, resume.
 
-``remote.batch`` (SPEC §2, §7): documents go up as a JSONL file, a job is
+``remote.batch``: documents go up as a JSONL file, a job is
 created, polled every ``pollIntervalMs`` and collected when done, at most
 ``concurrency`` jobs in flight. With ``wait=false`` the sync does not wait: the
 job ids are written to a small JSON file beside the index, the chunks stay

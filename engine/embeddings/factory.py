@@ -1,4 +1,4 @@
-"""Choosing the embedding provider from settings (SPEC §7 auto-detection).
+"""Choosing the embedding provider from settings (docs/architecture.md "Embedding providers").
 
 Auto order: local (an explicit ``local.modelPath`` that exists, or the model
 registered by ``memdeck model import``), then openai, gemini, voyage, mistral

@@ -1,6 +1,6 @@
 """One HTTP path for every remote embedding provider: timeouts, retries, redaction.
 
-SPEC §7: retry (3 times by default) on 429, 5xx, transport failures and bodies
+The policy: retry (3 times by default) on 429, 5xx, transport failures and bodies
 that talk about rate limits; back off 500 ms doubling with ±20 % jitter, capped
 at 8 s; a server's ``Retry-After`` / ``retry-after-ms`` wins over the schedule.
 401/403/404 are configuration problems and fail at once with a clear message.
@@ -49,7 +49,8 @@ class RetryPolicy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RetryPolicy:
-        """Defaults from SPEC §7, overridable for operators and fast tests."""
+        """The documented defaults (docs/architecture.md "Embedding providers"),
+        overridable for operators and fast tests."""
         d = cls()
         return cls(
             max_retries=_env_int(env, "MEMDECK_REMOTE_RETRIES", d.max_retries),

@@ -1,4 +1,4 @@
-"""Converting a sentence-transformers BERT model to GGUF, offline (SPEC §7).
+"""Converting a sentence-transformers BERT model to GGUF, offline.
 
 ``memdeck model import DIR`` reads a BERT-family model saved by
 sentence-transformers (``config.json``, ``model.safetensors``, ``vocab.txt``,

@@ -1,4 +1,4 @@
-"""Images and audio in extraPaths, embedded by Gemini Embedding 2 (SPEC §7).
+"""Images and audio in extraPaths, embedded by Gemini Embedding 2.
 
 Only files under ``extraPaths`` count (the memory roots stay Markdown-only),
 only the listed formats, only up to ``multimodal.maxFileBytes``, and only when

@@ -1,5 +1,5 @@
 """Remote embedding providers over HTTP: openai, mistral, custom OpenAI-compatible
-endpoints, voyage, gemini and ollama (SPEC §7).
+endpoints, voyage, gemini and ollama.
 
 Each provider only knows its wire format (URL, body, where the vectors are in
 the answer). Everything else is shared: endpoint and key resolution
@@ -317,7 +317,9 @@ class OpenAICompatibleProvider(RemoteProvider):
         self.id = name
         super().__init__(*args, **kwargs)
 
-    def _post_texts(self, texts, kind, on_retry):  # type: ignore[no-untyped-def]
+    def _post_texts(
+        self, texts: Sequence[str], kind: str, on_retry: Callable[[int, float, str], None] | None
+    ) -> list[Any]:
         payload = self.transport.request(
             "POST",
             f"{self.endpoint.base_url}/embeddings",
@@ -409,7 +411,9 @@ class GeminiProvider(RemoteProvider):
             **self._extra(),
         }
 
-    def _post_texts(self, texts, kind, on_retry):  # type: ignore[no-untyped-def]
+    def _post_texts(
+        self, texts: Sequence[str], kind: str, on_retry: Callable[[int, float, str], None] | None
+    ) -> list[Any]:
         base = f"{self.endpoint.base_url}/models/{self.model.removeprefix('models/')}"
         if kind == "query":
             payload = self.transport.request(
@@ -494,7 +498,9 @@ class OllamaProvider(RemoteProvider):
     def _documented_dims(self) -> int | None:
         return None  # a local server: whatever is pulled under that name decides
 
-    def _post_texts(self, texts, kind, on_retry):  # type: ignore[no-untyped-def]
+    def _post_texts(
+        self, texts: Sequence[str], kind: str, on_retry: Callable[[int, float, str], None] | None
+    ) -> list[Any]:
         rows = []
         for text in texts:
             payload = self.transport.request(

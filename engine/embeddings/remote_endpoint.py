@@ -1,4 +1,8 @@
-"""Where a remote provider sends its requests and with which key (SPEC §2, §7).
+"""Where a remote provider sends its requests and with which key.
+
+Precedence: ``remote.*`` beats ``models.providers.<p>.*``, headers merge (remote
+wins), then the provider's environment variable (docs/architecture.md
+"Configuration").
 
 Key order: ``remote.apiKey``, then ``models.providers.<p>.apiKey``, then the
 provider's environment variable. Base URL: ``remote.baseUrl``, then

@@ -1,4 +1,4 @@
-"""Grouping document texts into requests by estimated size (SPEC §7: ≤ 8000 bytes).
+"""Grouping document texts into requests by estimated size (≤ 8000 bytes each).
 
 Providers cap a request by tokens, not by item count; UTF-8 bytes are a cheap,
 conservative stand-in (a token is rarely less than one byte). A text that is

@@ -4,7 +4,8 @@ Why line-based: every chunk must cite ``path#Ls-Le`` and the agent's
 ``memory_get`` reads those lines back, so chunk boundaries follow lines and each
 chunk knows its 1-based first and last line.
 
-The algorithm (SPEC §3) and where memdeck deliberately differs from OpenClaw:
+The algorithm (docs/architecture.md "Chunking") and where memdeck deliberately
+differs from OpenClaw:
 
 * ``max_chars = max(32, tokens*4)``; a line (or a piece of a cut line) costs its
   length + 1 for the newline, with CJK characters counting 4
@@ -154,7 +155,7 @@ def _overlap_tail(entries: list[_Entry], cap: int) -> list[_Entry]:
 
 
 def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
-    """Split a Markdown file into overlapping, line-addressed chunks (SPEC §3).
+    """Split a Markdown file into overlapping, line-addressed chunks.
 
     Linear in the size of ``content``: chunk text is joined once per chunk and
     the overlap walk is bounded by the overlap cap, so multi-megabyte files

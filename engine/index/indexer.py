@@ -121,7 +121,7 @@ def memory_source_files(workspace: Workspace) -> list[SourceFile]:
 def media_source_files(
     workspace: Workspace, ms: MemorySearchSettings, provider: EmbeddingProvider | None
 ) -> list[SourceFile]:
-    """Images/audio under extraPaths, when the provider can embed them (SPEC §7)."""
+    """Images/audio under extraPaths, when the provider can embed them (multimodal embedding)."""
     if not multimodal_scope(ms, provider)[0]:
         return []
     types = media_types(ms.multimodal.modalities)

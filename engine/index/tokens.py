@@ -30,7 +30,8 @@ __all__ = [
     "similarity_tokens",
 ]
 
-#: A query word, exactly as SPEC §5 and OpenClaw's FTS query builder define it.
+#: A query word, as OpenClaw's FTS query builder defines it (docs/architecture.md
+#: "Candidates").
 WORD_RE: regex.Pattern[str] = regex.compile(r"[\p{L}\p{N}_]+")
 
 # For similarity, combining marks stay inside the word (as in OpenClaw's MMR

@@ -1,4 +1,4 @@
-"""Memory flush before compaction (SPEC §9): which sessions need one, and the prompts.
+"""Memory flush before compaction: which sessions need one, and the prompts.
 
 When a session's context nears auto-compaction, OpenClaw runs one silent turn
 that asks the model to write durable notes to disk before older messages are

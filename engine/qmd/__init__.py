@@ -4,5 +4,5 @@
 timeouts, process-group kill), ``collections`` reconciles qmd's collections,
 ``results`` parses its JSON, ``scope`` decides who may see results,
 ``session_export`` writes transcripts as Markdown, ``config`` reads
-``memory.qmd.*``. See SPEC §8.
+``memory.qmd.*``. See docs/architecture.md "QMD sidecar".
 """

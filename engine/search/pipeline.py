@@ -239,7 +239,7 @@ def retrieve(
     pending: Future[tuple[np.ndarray, float]] | None = (
         _embed_pool().submit(_timed_embed, provider, query) if wants_vector and run_fts else None
     )
-    if run_fts:
+    if run_fts and fts_q:
         ranked = store.fts_search(fts_q, window, options.sources)
         operator = "AND"
         if not ranked:
@@ -566,8 +566,8 @@ def _fuse(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
         )
         for attr, comp in (("text_score", "text_component"), ("vector_score", "vector_component")):
             have = [c for c in cands if getattr(c, attr) is not None]
-            values = norm([getattr(c, attr) for c in have])
-            for c, v in zip(have, values, strict=True):
+            normalized = norm([getattr(c, attr) for c in have])
+            for c, v in zip(have, normalized, strict=True):
                 setattr(c, comp, v)
         return
     for c in cands:

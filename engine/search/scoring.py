@@ -1,4 +1,6 @@
-"""Every score formula of the search pipeline (SPEC §5), as pure functions.
+"""Every score formula of the search pipeline, as pure functions.
+
+The formulas and their worked examples are listed in docs/architecture.md "Scoring".
 
 The pipeline and the UI only call these, so the numbers a user sees in a score
 breakdown are the numbers that ranked the results — there is no second copy of
@@ -106,7 +108,7 @@ def weighted_sum(
     """OpenClaw's hybrid merge: a side that did not find the chunk contributes 0.
 
     So a keyword-only hit can never beat ``tw`` and a vector-only hit never
-    ``vw``; that is why minScore has a keyword fallback in SPEC §5.
+    ``vw``; that is why minScore has a keyword fallback (docs/architecture.md "Scoring").
     """
     v = 0.0 if vector_score is None else vector_score
     t = 0.0 if text_score is None else text_score

@@ -1,4 +1,5 @@
-"""chunk_markdown: SPEC §3 examples, budgets, overlap, Unicode, properties, speed."""
+"""chunk_markdown: the documented examples (docs/architecture.md "Chunking"), budgets,
+overlap, Unicode, properties, speed."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def ranges(chunks: list[Chunk]) -> list[tuple[int, int]]:
     return [(c.start_line, c.end_line) for c in chunks]
 
 
-# --- SPEC examples ------------------------------------------------------------
+# --- documented examples ------------------------------------------------------------
 
 
 def test_spec_ten_lines_of_thirty_chars() -> None:

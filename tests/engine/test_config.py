@@ -2,7 +2,7 @@
 
 Every test runs in ``tmp_path`` with an explicit ``env`` dict whose HOME is a
 temp folder, so nothing here reads or writes the real home directory. Expected
-defaults are written out as SPEC §2 states them (not read back from
+defaults are written out as docs/architecture.md and README state them (not read back from
 engine.settings), so a wrong default in either place fails a test.
 """
 

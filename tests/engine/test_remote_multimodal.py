@@ -1,5 +1,5 @@
 """Images and audio in extraPaths embedded by gemini-embedding-2-preview through
-the real engine and a loopback Gemini server (SPEC §7 multimodal)."""
+the real engine and a loopback Gemini server (multimodal embedding)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Score formulas of SPEC §5: bm25 mapping, merge, normalisation, RRF, decay, MMR."""
+"""Score formulas (docs/architecture.md "Scoring"): bm25 mapping, merge, normalisation,
+RRF, decay, MMR."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from rich.console import RenderableType
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -238,7 +239,7 @@ def candidate_lists(
 class BreakdownView(VerticalScroll):
     """Scrollable holder of the breakdown of the highlighted result."""
 
-    def compose(self):  # type: ignore[override]
+    def compose(self) -> ComposeResult:
         yield Static(
             Text("Type a query: the breakdown of the highlighted result appears here."),
             id="breakdown-body",

@@ -12,7 +12,7 @@ the cursor on the same file.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import groupby
 from typing import ClassVar
@@ -225,7 +225,7 @@ class MemoryTree(Tree[NodeData]):
             if isinstance(node.data, _GroupData) and node.data.group in by_group:
                 node.set_label(self._group_label(node.data.title, by_group[node.data.group]))
 
-    def _iter_nodes(self, node: TreeNode[NodeData]):
+    def _iter_nodes(self, node: TreeNode[NodeData]) -> Iterator[TreeNode[NodeData]]:
         for child in node.children:
             yield child
             yield from self._iter_nodes(child)

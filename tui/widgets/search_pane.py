@@ -463,7 +463,7 @@ class SearchPane(Vertical):
         label = f"Why not ({n_dropped})"
         tab = tabs.get_tab("tab-whynot")
         if str(tab.label) != label:
-            tab.label = label  # type: ignore[assignment]
+            tab.label = label
         if tabs.active == "tab-whynot":
             self._fill_whynot()
         self._show_status()
