@@ -16,14 +16,10 @@ from typing import Any
 from engine.core import Engine
 from engine.memory.recall import record_search
 from engine.search.pipeline import SearchOutcome, citation, snippet
-from engine.workspace.files import (
-    MAX_INDEX_BYTES,
-    FileTooLarge,
-    PathRefused,
-    UnreadableFile,
-    decode_text,
-)
-from engine.workspace.paging import DEFAULT_LINES, MAX_CHARS, Page, read_page
+from engine.workspace.files import PathRefused
+from engine.workspace.paging import DEFAULT_LINES, MAX_CHARS, Page
+from engine.workspace.safe_open import OpenedFile, sniff_binary
+from engine.workspace.streaming import read_page_streaming
 
 DEFAULT_GET_LINES = DEFAULT_LINES
 MAX_GET_CHARS = MAX_CHARS
@@ -151,13 +147,13 @@ def memory_search(
     return out
 
 
-def read_memory_text(engine: Engine, path: str) -> tuple[str, str] | dict[str, Any]:
-    """(shown path, text) of a memory file, or memory_get's ``{error}`` answer.
+def open_memory_file(engine: Engine, path: str) -> tuple[str, OpenedFile] | dict[str, Any]:
+    """(shown path, opened file) of a memory file, or memory_get's ``{error}`` answer.
 
     The file is opened without following symlinks and checked on the open
     descriptor (``safe_open``), for workspace paths and ``qmd/<collection>/…``
-    alike; a NUL byte, an over-long name, a folder, a FIFO, a hard link, a binary
-    or oversized file are refused with the reason, never raised.
+    alike; a NUL byte, an over-long name, a folder, a FIFO, a hard link or a
+    binary file are refused with the reason, never raised.
     """
     try:
         if engine.qmd is not None and path.strip().replace("\\", "/").startswith("qmd/"):
@@ -167,16 +163,16 @@ def read_memory_text(engine: Engine, path: str) -> tuple[str, str] | dict[str, A
             target = engine.workspace.resolve(path)
             shown = engine.workspace.rel(target)
             opened = engine.workspace.open(target)
-        with opened:
-            data = opened.read_all(MAX_INDEX_BYTES, "memory_get")
-        text, _problem = decode_text(data, shown)
     except FileNotFoundError:
         return {"text": "", "path": path, "error": f"{path}: no such memory file"}
-    except (PathRefused, UnreadableFile, FileTooLarge) as exc:
+    except PathRefused as exc:
         return {"text": "", "path": path, "error": str(exc)}
     except OSError as exc:
         return {"text": "", "path": path, "error": f"{path}: cannot read ({exc.strerror or exc})"}
-    return shown, text
+    if sniff_binary(opened):
+        opened.close()
+        return {"text": "", "path": path, "error": f"{shown}: looks binary (NUL bytes), not read"}
+    return shown, opened
 
 
 class MemoryGetError(ValueError):
@@ -208,11 +204,17 @@ def read_memory(
     reason = tools_disabled_reason(engine)
     if reason:
         raise MemoryGetError(reason, disabled=True)
-    read = read_memory_text(engine, path)
-    if isinstance(read, dict):
-        raise MemoryGetError(read["error"])
-    shown, text = read
-    return MemoryRead(shown, read_page(text, from_line, lines, from_char=from_char))
+    opened = open_memory_file(engine, path)
+    if isinstance(opened, dict):
+        raise MemoryGetError(opened["error"])
+    shown, fh = opened
+    # only the page is kept in memory: two lines of a 3 GB file cost one block
+    try:
+        with fh:
+            page = read_page_streaming(fh, from_line, lines, from_char=from_char)
+    except OSError as exc:
+        raise MemoryGetError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return MemoryRead(shown, page)
 
 
 def memory_get(

@@ -265,11 +265,16 @@ def _build_multimodal(ms: ConfigReader) -> MultimodalSettings:
     )
 
 
+#: No embedding model reads more than this many tokens at once (most stop at 512 or
+#: 8,192); a larger chunk size is a typo (``1e308``) and is clamped with a warning.
+MAX_CHUNK_TOKENS = 65_536
+
+
 def build_memory_search(
     ms: ConfigReader, agent_id: str, extra_paths: tuple[str, ...]
 ) -> MemorySearchSettings:
     chunking, cache = _DEFAULT.chunking, _DEFAULT.cache
-    tokens = ms.integer(("chunking", "tokens"), chunking.tokens, lo=1)
+    tokens = ms.integer(("chunking", "tokens"), chunking.tokens, lo=1, hi=MAX_CHUNK_TOKENS)
     session_memory = ms.boolean(("experimental", "sessionMemory"), _DEFAULT.session_memory)
     return MemorySearchSettings(
         enabled=ms.boolean(("enabled",), _DEFAULT.enabled),

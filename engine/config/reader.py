@@ -15,10 +15,12 @@ Every module that reads a part of the config (the memorySearch schema here in
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import math
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +77,7 @@ def read_json5(path: Path, *, empty: Any = None) -> Any:
     (which json5 rejects) returns *empty*: a freshly created config is not an error.
     """
     try:
-        data = path.read_bytes()
+        data = _read_capped(path)
     except IsADirectoryError:
         raise ConfigError("is a directory, not a config file", file=path) from None
     except FileNotFoundError:
@@ -101,6 +103,39 @@ def read_json5(path: Path, *, empty: Any = None) -> Any:
         raise _syntax_error(path, text, str(exc)) from None
     except RecursionError:
         raise ConfigError("JSON5 nesting is too deep to parse", file=path) from None
+
+
+#: A config file larger than this is refused before parsing: OpenClaw configs are a
+#: few KiB, and parsing 10 MB of JSON5 takes about a minute per command.
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def _read_capped(path: Path) -> bytes:
+    """The file's bytes, refusing (unread) one over ``MAX_CONFIG_BYTES`` and anything
+    that is not a regular file (a FIFO would block every command)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError("is not a regular file (a FIFO, socket or device)", file=path)
+        if st.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"is {st.st_size / 1e6:.1f} MB; config files are read up to "
+                f"{MAX_CONFIG_BYTES // 1024} KiB (is this the right file?)",
+                file=path,
+            )
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"grew past {MAX_CONFIG_BYTES // 1024} KiB while being read", file=path
+            )
+        return data
+    finally:
+        os.close(fd)
 
 
 def _byte_position(data: bytes, offset: int) -> tuple[int, int]:

@@ -156,6 +156,7 @@ class Indexer:
         self.bus = bus or EventBus()
         self.cancel = cancel or threading.Event()
         self._media: dict[str, tuple[str, SourceFile]] = {}  # media chunk hash → (mime, file)
+        self._empty_vectors = 0  # NaN/zero vectors the provider returned (not stored)
 
     def sync(
         self,
@@ -370,6 +371,13 @@ class Indexer:
             except ProviderError as exc:
                 embed_error = f"embedding failed: {exc}"
                 self._error(stats, "(provider)", embed_error)
+            if self._empty_vectors and embed_error is None:
+                embed_error = (
+                    f"the provider returned {self._empty_vectors} empty (NaN or zero) "
+                    "vectors; those chunks are keyword-only until a sync embeds them"
+                )
+                self._error(stats, "(provider)", embed_error)
+                self._empty_vectors = 0
         for f, file_hash, chunks, _ in pending:
             self._check_cancel()
             with_vecs = [
@@ -489,6 +497,12 @@ class Indexer:
             raise ProviderError(
                 f"provider returned shape {vecs.shape}, expected ({len(batch)}, {dims})"
             )
+        # NaN/inf rows are zeroed by normalize_rows: such a vector matches nothing, so
+        # it is not stored; its file stays incomplete (keyword-only) and is retried
+        empty = ~np.any(vecs, axis=1)
+        if empty.any():
+            self._empty_vectors += int(empty.sum())
+            return {h: v for h, v, bad in zip(batch, vecs, empty, strict=True) if not bad}
         return dict(zip(batch, vecs, strict=True))
 
     def _embed_progress(

@@ -335,6 +335,8 @@ def _timed_embed(provider: EmbeddingProvider | None, query: str) -> tuple[np.nda
     """The query vector and how long it took (ms), measured where it ran."""
     t0 = time.perf_counter()
     vec = provider.embed_query(query)  # type: ignore[union-attr]
+    if not np.any(vec):  # NaN/inf become zeros in normalize_rows: no direction to compare
+        raise ProviderError("the provider returned an empty (NaN or zero) query vector")
     return vec, (time.perf_counter() - t0) * 1000
 
 

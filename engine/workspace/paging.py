@@ -83,16 +83,31 @@ def read_page(
 ) -> Page:
     """The page of ``content`` starting at line ``from_line`` (character ``from_char``)."""
     all_lines = file_lines(content)
-    total = len(all_lines)
-    start = max(1, int(from_line)) if from_line is not None else 1
-    count = max(1, int(lines)) if lines is not None else DEFAULT_LINES
-    offset = max(0, int(from_char or 0))
-    budget = max(1, int(max_chars))
+    start, count, offset, budget = page_request(from_line, lines, from_char, max_chars)
     chosen = all_lines[start - 1 : start - 1 + count]
     first_chars = len(chosen[0]) if chosen else 0
     offset = min(offset, first_chars)  # past the end of the line: its (empty) remainder
     if chosen and offset:
         chosen[0] = chosen[0][offset:]
+    return page_of_lines(chosen, start, len(all_lines), offset, first_chars, budget)
+
+
+def page_request(
+    from_line: int | None, lines: int | None, from_char: int | None, max_chars: int
+) -> tuple[int, int, int, int]:
+    """(start, count, char offset, budget) with the clamps described above."""
+    start = max(1, int(from_line)) if from_line is not None else 1
+    count = max(1, int(lines)) if lines is not None else DEFAULT_LINES
+    return start, count, max(0, int(from_char or 0)), max(1, int(max_chars))
+
+
+def page_of_lines(
+    chosen: list[str], start: int, total: int, offset: int, first_chars: int, budget: int
+) -> Page:
+    """The page made of ``chosen`` (lines ``start…``, the first already cut at
+    ``offset``; any line may be cut to ``budget + 1`` characters, which decides the
+    same). ``first_chars`` is the full length of line ``start``. Shared by
+    ``read_page`` and the streaming reader (``engine.workspace.streaming``)."""
     if not chosen:
         return Page("", start, offset, 0, total, None, None, None, None)
 

@@ -232,3 +232,12 @@ def open_checked(path: Path | str, *, shown: str | None = None) -> OpenedFile:
     followed if a symlink, and the opened file is checked the same way."""
     p = Path(path)
     return open_beneath(p.parent, p.name, shown=shown if shown is not None else str(p))
+
+
+#: How much of a file's start is sniffed for NUL bytes (binary files named .md).
+BINARY_SNIFF = 8192
+
+
+def sniff_binary(fh: OpenedFile) -> bool:
+    """True when the file's first ``BINARY_SNIFF`` bytes hold a NUL (read by offset)."""
+    return b"\x00" in os.pread(fh.fd, BINARY_SNIFF, 0)
