@@ -16,13 +16,14 @@ import datetime as dt
 import math
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Literal
 
 import numpy as np
 
-from engine.config.settings import MemorySearchSettings
+from engine.config.settings import Fusion, MemorySearchSettings
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
@@ -149,6 +150,20 @@ class Candidate:
     dropped: str | None = None  # why it is not returned
     rescued: bool = False  # kept by the keyword rescue below minScore
 
+    def evolve(self, **changes: object) -> Candidate:
+        """A copy with ``changes``: a ranking stage returns new candidates, never edits its input.
+
+        ``dataclasses.replace`` would re-run ``__init__`` and cost ~10x more; a
+        ranking copies every candidate once per stage.
+        """
+        unknown = changes.keys() - _CANDIDATE_FIELDS
+        if unknown:
+            raise TypeError(f"Candidate has no field {', '.join(sorted(unknown))}")
+        new = object.__new__(Candidate)
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
+
     @property
     def mmr_shift(self) -> int:
         """Positions gained (+) or lost (−) by MMR."""
@@ -181,6 +196,9 @@ class Candidate:
         d["mmr_shift"] = self.mmr_shift
         d["formula"] = self.formula()
         return d
+
+
+_CANDIDATE_FIELDS = frozenset(f.name for f in fields(Candidate))
 
 
 @dataclass
@@ -396,23 +414,85 @@ def effective_mode(retrieval: Retrieval, requested: Mode) -> Mode:
     return requested
 
 
-def rank(
-    retrieval: Retrieval, options: SearchOptions, today: dt.date | None = None
-) -> SearchOutcome:
-    """Rank a retrieval under ``options``; every number lands on a ``Candidate``."""
-    t0 = time.perf_counter()
+@dataclass(frozen=True)
+class RankPlan:
+    """What one ranking does, decided once from the retrieval and the options.
+
+    ``mode`` is the effective mode (degraded when a side is unavailable); the
+    weights are normalised for hybrid and 0/1 for a single side; ``fusion`` is
+    the requested fusion for hybrid and ``"weighted"`` otherwise.
+    """
+
+    mode: Mode
+    fusion: Fusion
+    vector_weight: float
+    text_weight: float
+
+
+@dataclass(frozen=True)
+class RankCut:
+    """The last stage's output: what is returned, what is not, and whether the rescue ran."""
+
+    results: list[Candidate]
+    dropped: list[Candidate]
+    rescue_used: bool
+
+
+def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
+    """The effective mode, fusion and weights of a ranking."""
     mode = effective_mode(retrieval, options.mode)
-    today = today or dt.date.today()
-    fts = retrieval.fts_hits if mode in ("hybrid", "fts") else []
-    vec = retrieval.vector_hits if mode in ("hybrid", "vector") else []
     if mode == "hybrid":
         vw, tw = scoring.normalize_weights(options.vector_weight, options.text_weight)
     elif mode == "fts":
         vw, tw = 0.0, 1.0
     else:
         vw, tw = 1.0, 0.0
-    fusion = options.fusion if mode == "hybrid" else "weighted"
+    return RankPlan(mode, options.fusion if mode == "hybrid" else "weighted", vw, tw)
 
+
+def rank(
+    retrieval: Retrieval, options: SearchOptions, today: dt.date | None = None
+) -> SearchOutcome:
+    """Rank a retrieval under ``options``; every number lands on a ``Candidate``.
+
+    The stages, each a pure function with its own tests (tests/engine/test_rank_stages.py):
+    candidates → fuse → decay → sort → MMR → cut.
+    """
+    t0 = time.perf_counter()
+    plan = plan_ranking(retrieval, options)
+    cands = gather_candidates(retrieval, plan)
+    cands = fuse(cands, plan, options)
+    cands = apply_decay(cands, options, retrieval.file_mtimes, today or dt.date.today())
+    ordered = sort_by_score(cands)
+    ordered = mmr_reorder(ordered, options, retrieval.vectors)
+    cut = cut_results(ordered, options, plan.text_weight)
+    return SearchOutcome(
+        query=retrieval.query,
+        options=options,
+        mode=plan.mode,
+        fusion=plan.fusion,
+        results=cut.results,
+        dropped=cut.dropped,
+        retrieval=retrieval,
+        rescue_used=cut.rescue_used,
+        timings_ms={
+            "embed": retrieval.embed_ms,
+            "fts": retrieval.fts_ms,
+            "vector": retrieval.vector_ms,
+            "rank": (time.perf_counter() - t0) * 1000,
+        },
+    )
+
+
+def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
+    """Stage 1: one ``Candidate`` per chunk of the lists the mode uses, FTS list first.
+
+    A chunk whose row vanished (deleted between retrieval and ranking) is
+    skipped. Under the geometric fusion every candidate also gets the side
+    that did not list it, from the retrieval's ``text_ranks`` and ``cosines``.
+    """
+    fts = retrieval.fts_hits if plan.mode in ("hybrid", "fts") else []
+    vec = retrieval.vector_hits if plan.mode in ("hybrid", "vector") else []
     cands: dict[int, Candidate] = {}
 
     def cand(cid: int) -> Candidate | None:
@@ -422,7 +502,7 @@ def rank(
         if row is None:
             return None
         c = Candidate(cid, row.path, row.source, row.start_line, row.end_line, row.text, ())
-        c.vector_weight, c.text_weight = vw, tw
+        c.vector_weight, c.text_weight = plan.vector_weight, plan.text_weight
         cands[cid] = c
         return c
 
@@ -441,64 +521,103 @@ def rank(
         c.lists += ("vector",)
         c.vector_position = pos
         c.vector_score = float(sim)
-    if fusion == "geometric":
+    if plan.fusion == "geometric":
         for c in cands.values():
-            c.fusion = fusion
+            c.fusion = plan.fusion
             if c.bm25_rank is None and c.chunk_id in retrieval.text_ranks:
                 c.bm25_rank = retrieval.text_ranks[c.chunk_id]
                 c.text_score = scoring.bm25_rank_to_score(c.bm25_rank)
             if c.vector_score is None and c.chunk_id in retrieval.cosines:
                 c.vector_score = retrieval.cosines[c.chunk_id]
+    return list(cands.values())
 
-    _fuse(list(cands.values()), fusion, options)
 
-    combine = scoring.weighted_geometric if fusion == "geometric" else scoring.weighted_sum
-    for c in cands.values():
-        c.fused_score = combine(c.vector_component, c.text_component, vw, tw)
+def fuse(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> list[Candidate]:
+    """Stage 2: each side's component, then ``fused_score`` (= ``score`` until decay)."""
+    out = [c.evolve() for c in cands]
+    _set_components(out, plan.fusion, options)
+    combine = scoring.weighted_geometric if plan.fusion == "geometric" else scoring.weighted_sum
+    for c in out:
+        c.fused_score = combine(
+            c.vector_component, c.text_component, plan.vector_weight, plan.text_weight
+        )
         c.score = c.fused_score
-        if options.decay_enabled:
-            age = scoring.age_days(c.path, retrieval.file_mtimes.get(c.path), today)
-            if age is not None:
-                c.age_days = age
-                c.decay_multiplier = scoring.decay_multiplier(age, options.half_life_days)
-                c.score = c.fused_score * c.decay_multiplier
+    return out
 
+
+def apply_decay(
+    cands: list[Candidate],
+    options: SearchOptions,
+    file_mtimes: Mapping[str, float],
+    today: dt.date,
+) -> list[Candidate]:
+    """Stage 3: temporal decay of ``score`` (dated names, else mtime; evergreen files never)."""
+    if not options.decay_enabled:
+        return list(cands)
+    out = []
+    for c in cands:
+        age = scoring.age_days(c.path, file_mtimes.get(c.path), today)
+        if age is None:
+            out.append(c)
+            continue
+        mult = scoring.decay_multiplier(age, options.half_life_days)
+        out.append(c.evolve(age_days=age, decay_multiplier=mult, score=c.fused_score * mult))
+    return out
+
+
+def sort_by_score(cands: list[Candidate]) -> list[Candidate]:
+    """Stage 4: best score first; ties by FTS position, vector position, chunk id."""
     ordered = sorted(
-        cands.values(),
+        cands,
         key=lambda c: (-c.score, c.fts_position or 10**9, c.vector_position or 10**9, c.chunk_id),
     )
-    for i, c in enumerate(ordered, start=1):
-        c.sorted_position = i
+    return [c.evolve(sorted_position=i) for i, c in enumerate(ordered, start=1)]
 
-    if options.mmr_enabled and len(ordered) > 1:
-        items = [
-            scoring.MMRItem(
-                key=str(c.chunk_id),
-                score=c.score,
-                tokens=similarity_tokens(c.text),
-                vector=retrieval.vectors.get(c.chunk_id),
-            )
-            for c in ordered
-        ]
-        picks = scoring.mmr_rerank(items, options.mmr_lambda, options.mmr_similarity)  # type: ignore[arg-type]
-        by_key = {str(c.chunk_id): c for c in ordered}
-        reordered = []
-        for p in picks:
-            c = by_key[p.key]
-            c.mmr_position = p.position + 1
-            c.mmr_max_similarity = p.max_similarity
-            c.mmr_relevance = p.relevance
-            c.mmr_score = p.mmr_score
-            reordered.append(c)
-        ordered = reordered
 
+def mmr_reorder(
+    ordered: list[Candidate], options: SearchOptions, vectors: Mapping[int, np.ndarray]
+) -> list[Candidate]:
+    """Stage 5: maximal marginal relevance, when enabled, with each pick's numbers kept."""
+    if not options.mmr_enabled or len(ordered) <= 1:
+        return list(ordered)
+    items = [
+        scoring.MMRItem(
+            key=str(c.chunk_id),
+            score=c.score,
+            tokens=similarity_tokens(c.text),
+            vector=vectors.get(c.chunk_id),
+        )
+        for c in ordered
+    ]
+    picks = scoring.mmr_rerank(items, options.mmr_lambda, options.mmr_similarity)
+    by_key = {str(c.chunk_id): c for c in ordered}
+    return [
+        by_key[p.key].evolve(
+            mmr_position=p.position + 1,
+            mmr_max_similarity=p.max_similarity,
+            mmr_relevance=p.relevance,
+            mmr_score=p.mmr_score,
+        )
+        for p in picks
+    ]
+
+
+def cut_results(ordered: list[Candidate], options: SearchOptions, text_weight: float) -> RankCut:
+    """Stage 6: minScore (with the keyword rescue), then the top maxResults.
+
+    When minScore leaves nothing, keyword hits scoring at least
+    ``min(minScore, text_weight)`` are kept ("rescued"): a keyword-only hit
+    can never score above the text weight, so a strict minScore would hide
+    exact matches. Every candidate not returned says why in ``dropped``.
+    """
+    ordered = [c.evolve() for c in ordered]
     kept = [c for c in ordered if c.score >= options.min_score]
     for c in ordered:
         if c.score < options.min_score:
             c.dropped = f"score {c.score:.4f} < minScore {options.min_score:.2f}"
     rescue_used = False
     if not kept and any(c.text_score is not None for c in ordered):
-        floor = min(options.min_score, tw)
+        floor = min(options.min_score, text_weight)
         kept = [c for c in ordered if c.text_score is not None and c.score >= floor - 1e-9]
         if kept:
             rescue_used = True
@@ -515,26 +634,11 @@ def rank(
     for c in dropped:
         if c.dropped is None:
             c.dropped = "not kept"
-    return SearchOutcome(
-        query=retrieval.query,
-        options=options,
-        mode=mode,
-        fusion=fusion,
-        results=results,
-        dropped=dropped,
-        retrieval=retrieval,
-        rescue_used=rescue_used,
-        timings_ms={
-            "embed": retrieval.embed_ms,
-            "fts": retrieval.fts_ms,
-            "vector": retrieval.vector_ms,
-            "rank": (time.perf_counter() - t0) * 1000,
-        },
-    )
+    return RankCut(results, dropped, rescue_used)
 
 
-def _fuse(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
-    """Set each candidate's text/vector components for the weighted sum."""
+def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
+    """Set each candidate's text/vector components (``cands`` are the stage's own copies)."""
     if fusion == "rrf":
         # Weighted RRF, scaled so rank 1 on both lists is 1.0 (keeps minScore meaningful).
         top = scoring.rrf_score(1, options.rrf_k)

@@ -1,0 +1,315 @@
+"""Each stage of ``rank`` on its own: candidates → fuse → decay → sort → MMR → cut.
+
+The retrievals are written by hand (no index, no provider), so every number
+below follows from the formulas in ``engine.search.scoring``. Every stage must
+also leave its input untouched: the TUI re-ranks one cached retrieval many
+times, and a stage that edited the candidates it was given would leak one
+ranking's numbers into the next.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import numpy as np
+import pytest
+
+from engine.index.store import ChunkRow
+from engine.search import scoring
+from engine.search.pipeline import (
+    Candidate,
+    RankPlan,
+    Retrieval,
+    SearchOptions,
+    apply_decay,
+    cut_results,
+    fuse,
+    gather_candidates,
+    mmr_reorder,
+    plan_ranking,
+    rank,
+    sort_by_score,
+)
+
+TODAY = dt.date(2026, 3, 15)
+
+
+def row(cid: int, path: str, text: str = "some text") -> ChunkRow:
+    return ChunkRow(cid, path, "memory", 1, 3, text)
+
+
+def retrieval(
+    fts: list[tuple[int, float]],
+    vec: list[tuple[int, float]],
+    rows: list[ChunkRow],
+    *,
+    text_ranks: dict[int, float] | None = None,
+    cosines: dict[int, float] | None = None,
+    vectors: dict[int, np.ndarray] | None = None,
+    vector_available: bool = True,
+    fts_available: bool = True,
+) -> Retrieval:
+    return Retrieval(
+        query="q",
+        fts_query='"q"',
+        fts_operator="AND",
+        fts_hits=fts,
+        vector_hits=vec,
+        rows={r.id: r for r in rows},
+        vectors=vectors or {},
+        file_mtimes={},
+        fts_available=fts_available,
+        vector_available=vector_available,
+        text_ranks=text_ranks or {},
+        cosines=cosines or {},
+    )
+
+
+def cand(cid: int, path: str = "MEMORY.md", *, score: float = 0.0, **kw: object) -> Candidate:
+    c = Candidate(cid, path, "memory", 1, 3, kw.pop("text", f"text {cid}"), ("fts",))  # type: ignore[arg-type]
+    for key, value in kw.items():
+        setattr(c, key, value)
+    c.score = c.fused_score = score
+    return c
+
+
+def snapshot(cands: list[Candidate]) -> list[dict[str, object]]:
+    return [c.to_dict() for c in cands]
+
+
+HYBRID = RankPlan("hybrid", "weighted", 0.7, 0.3)
+
+
+# -- plan ------------------------------------------------------------------------
+def test_plan_normalises_hybrid_weights_and_degrades_without_vectors() -> None:
+    r = retrieval([], [], [])
+    opts = SearchOptions(vector_weight=0.6, text_weight=0.6, fusion="rrf")
+    assert plan_ranking(r, opts) == RankPlan("hybrid", "rrf", 0.5, 0.5)
+    no_vectors = retrieval([], [], [], vector_available=False)
+    assert plan_ranking(no_vectors, opts) == RankPlan("fts", "weighted", 0.0, 1.0)
+    assert plan_ranking(r, opts.with_(mode="vector")) == RankPlan("vector", "weighted", 1.0, 0.0)
+    no_fts = retrieval([], [], [], fts_available=False)
+    assert plan_ranking(no_fts, opts).mode == "vector"
+
+
+# -- candidates ------------------------------------------------------------------
+def test_candidates_merge_both_lists_fts_first_and_skip_vanished_rows() -> None:
+    r = retrieval(
+        fts=[(2, -4.0), (9, -3.0), (1, -1.0)],  # chunk 9's row is gone
+        vec=[(1, 0.8), (3, 0.5)],
+        rows=[row(1, "a.md"), row(2, "b.md"), row(3, "c.md")],
+    )
+    cands = gather_candidates(r, HYBRID)
+    assert [c.chunk_id for c in cands] == [2, 1, 3]
+    by_id = {c.chunk_id: c for c in cands}
+    assert by_id[1].lists == ("fts", "vector")
+    assert (by_id[1].fts_position, by_id[1].vector_position) == (3, 1)
+    assert by_id[2].text_score == pytest.approx(4 / 5) and by_id[2].vector_score is None
+    assert by_id[3].lists == ("vector",) and by_id[3].bm25_rank is None
+    assert all((c.vector_weight, c.text_weight) == (0.7, 0.3) for c in cands)
+    assert all(c.fusion == "weighted" for c in cands)
+
+
+def test_candidates_use_only_the_lists_of_the_mode() -> None:
+    r = retrieval([(1, -2.0)], [(2, 0.9)], [row(1, "a.md"), row(2, "b.md")])
+    fts_only = gather_candidates(r, RankPlan("fts", "weighted", 0.0, 1.0))
+    assert [c.chunk_id for c in fts_only] == [1]
+    vector_only = gather_candidates(r, RankPlan("vector", "weighted", 1.0, 0.0))
+    assert [c.chunk_id for c in vector_only] == [2]
+
+
+def test_geometric_candidates_get_the_side_that_did_not_list_them() -> None:
+    r = retrieval(
+        fts=[(1, -3.0)],
+        vec=[(2, 0.6)],
+        rows=[row(1, "a.md"), row(2, "b.md")],
+        text_ranks={1: -3.0, 2: -1.0},
+        cosines={1: 0.2, 2: 0.6},
+    )
+    geometric = gather_candidates(r, RankPlan("hybrid", "geometric", 0.7, 0.3))
+    by_id = {c.chunk_id: c for c in geometric}
+    assert by_id[1].vector_score == 0.2 and by_id[1].vector_position is None
+    assert by_id[2].bm25_rank == -1.0 and by_id[2].text_score == pytest.approx(0.5)
+    assert {c.fusion for c in geometric} == {"geometric"}
+    # the other fusions keep OpenClaw's rule: an unlisted side stays empty
+    weighted = {c.chunk_id: c for c in gather_candidates(r, HYBRID)}
+    assert weighted[1].vector_score is None and weighted[2].bm25_rank is None
+
+
+# -- fuse ------------------------------------------------------------------------
+def test_weighted_fusion_is_the_raw_weighted_sum() -> None:
+    cands = [
+        cand(1, text_score=0.8, vector_score=0.5),
+        cand(2, text_score=None, vector_score=0.9),
+    ]
+    before = snapshot(cands)
+    fused = fuse(cands, HYBRID, SearchOptions())
+    assert fused[0].fused_score == pytest.approx(0.7 * 0.5 + 0.3 * 0.8)
+    assert fused[1].fused_score == pytest.approx(0.7 * 0.9)
+    assert [c.score for c in fused] == [c.fused_score for c in fused]
+    assert snapshot(cands) == before  # the input is untouched
+
+
+def test_rrf_fusion_scales_first_on_both_lists_to_one() -> None:
+    cands = [cand(1, fts_position=1, vector_position=1), cand(2, fts_position=3)]
+    fused = fuse(cands, RankPlan("hybrid", "rrf", 0.7, 0.3), SearchOptions(rrf_k=60))
+    assert fused[0].fused_score == pytest.approx(1.0)
+    assert fused[1].text_component == pytest.approx(61 / 63)
+    assert fused[1].vector_component is None
+    assert fused[1].fused_score == pytest.approx(0.3 * 61 / 63)
+
+
+def test_normalized_fusion_rescales_each_side() -> None:
+    cands = [
+        cand(1, text_score=0.2, vector_score=0.4),
+        cand(2, text_score=0.6, vector_score=0.5),
+        cand(3, text_score=0.4, vector_score=None),
+    ]
+    plan = RankPlan("hybrid", "normalized", 0.5, 0.5)
+    fused = fuse(cands, plan, SearchOptions(normalization="minmax"))
+    assert [c.text_component for c in fused] == pytest.approx([0.0, 1.0, 0.5])
+    assert [c.vector_component for c in fused] == pytest.approx([0.0, 1.0, None])
+    assert [c.fused_score for c in fused] == pytest.approx([0.0, 1.0, 0.25])
+
+
+def test_geometric_fusion_divides_each_side_by_its_best() -> None:
+    cands = [
+        cand(1, bm25_rank=-4.0, vector_score=0.5),
+        cand(2, bm25_rank=-2.0, vector_score=0.25),
+    ]
+    fused = fuse(cands, RankPlan("hybrid", "geometric", 0.7, 0.3), SearchOptions())
+    assert fused[0].fused_score == pytest.approx(1.0)
+    assert (fused[1].text_component, fused[1].vector_component) == (0.5, 0.5)
+    assert fused[1].fused_score == pytest.approx(0.5**0.7 * 0.5**0.3)
+
+
+# -- decay -----------------------------------------------------------------------
+def test_decay_halves_a_log_one_half_life_old_and_spares_evergreen_files() -> None:
+    cands = [
+        cand(1, "memory/2026-02-13.md", score=0.8),  # 30 days before TODAY
+        cand(2, "MEMORY.md", score=0.8),
+    ]
+    before = snapshot(cands)
+    opts = SearchOptions(decay_enabled=True, half_life_days=30)
+    decayed = apply_decay(cands, opts, {"MEMORY.md": 0.0}, TODAY)
+    assert decayed[0].age_days == 30.0
+    assert decayed[0].decay_multiplier == pytest.approx(0.5)
+    assert decayed[0].score == pytest.approx(0.4) and decayed[0].fused_score == 0.8
+    assert decayed[1].score == 0.8 and decayed[1].age_days is None
+    assert snapshot(cands) == before
+    off = apply_decay(cands, SearchOptions(decay_enabled=False), {}, TODAY)
+    assert [c.score for c in off] == [0.8, 0.8]
+
+
+# -- sort ------------------------------------------------------------------------
+def test_sort_breaks_ties_by_fts_then_vector_position_then_id() -> None:
+    cands = [
+        cand(5, score=0.5, vector_position=1),
+        cand(4, score=0.5, fts_position=2),
+        cand(3, score=0.9),
+        cand(2, score=0.5, fts_position=1),
+        cand(1, score=0.5),
+    ]
+    ordered = sort_by_score(cands)
+    assert [c.chunk_id for c in ordered] == [3, 2, 4, 5, 1]
+    assert [c.sorted_position for c in ordered] == [1, 2, 3, 4, 5]
+    assert all(c.sorted_position == 0 for c in cands)
+
+
+# -- MMR -------------------------------------------------------------------------
+def test_mmr_moves_a_near_duplicate_down_and_records_why() -> None:
+    cands = sort_by_score(
+        [
+            cand(1, score=0.9, text="postgres port 5432 pgbouncer"),
+            cand(2, score=0.85, text="postgres port 5432 pgbouncer"),
+            cand(3, score=0.8, text="train to porto"),
+        ]
+    )
+    opts = SearchOptions(mmr_enabled=True, mmr_lambda=0.5)
+    reordered = mmr_reorder(cands, opts, {})
+    assert [c.chunk_id for c in reordered] == [1, 3, 2]
+    dup = reordered[2]
+    assert dup.mmr_position == 3 and dup.mmr_shift == -1
+    assert dup.mmr_max_similarity == pytest.approx(1.0)
+    assert all(c.mmr_position is None for c in cands)  # the input is untouched
+    off = mmr_reorder(cands, SearchOptions(mmr_enabled=False), {})
+    assert [c.chunk_id for c in off] == [1, 2, 3] and off[0].mmr_position is None
+
+
+def test_mmr_cosine_uses_the_chunk_vectors() -> None:
+    a = np.array([1.0, 0.0], dtype=np.float32)
+    b = np.array([0.0, 1.0], dtype=np.float32)
+    cands = sort_by_score([cand(1, score=0.9), cand(2, score=0.8), cand(3, score=0.7)])
+    opts = SearchOptions(mmr_enabled=True, mmr_lambda=0.5, mmr_similarity="cosine")
+    reordered = mmr_reorder(cands, opts, {1: a, 2: a, 3: b})
+    assert [c.chunk_id for c in reordered] == [1, 3, 2]
+
+
+# -- cut -------------------------------------------------------------------------
+def test_cut_drops_below_min_score_and_beyond_max_results_with_reasons() -> None:
+    ordered = sort_by_score(
+        [cand(1, score=0.9, text_score=0.9), cand(2, score=0.8), cand(3, score=0.1)]
+    )
+    cut = cut_results(ordered, SearchOptions(min_score=0.35, max_results=1), 0.3)
+    assert [c.chunk_id for c in cut.results] == [1] and cut.results[0].final_rank == 1
+    reasons = {c.chunk_id: c.dropped for c in cut.dropped}
+    assert reasons == {2: "cut: beyond maxResults 1", 3: "score 0.1000 < minScore 0.35"}
+    assert not cut.rescue_used
+    assert all(c.dropped is None and c.final_rank is None for c in ordered)
+
+
+def test_cut_rescues_keyword_hits_when_min_score_empties_the_list() -> None:
+    ordered = sort_by_score(
+        [
+            cand(1, score=0.28, text_score=0.95),  # keyword-only: at most tw = 0.3
+            cand(2, score=0.31),  # vector-only: never rescued
+            cand(3, score=0.1, text_score=0.3),  # keyword hit below min(minScore, tw)
+        ]
+    )
+    cut = cut_results(ordered, SearchOptions(min_score=0.35), 0.28)
+    assert cut.rescue_used
+    assert [(c.chunk_id, c.rescued, c.dropped) for c in cut.results] == [(1, True, None)]
+    assert {c.chunk_id for c in cut.dropped} == {2, 3}
+
+
+# -- all stages ------------------------------------------------------------------
+def test_rank_is_the_stages_in_order_and_replays_identically() -> None:
+    rows = [
+        row(1, "memory/2026-03-14.md", "postgres port 5432"),
+        row(2, "MEMORY.md", "postgres pgbouncer pool"),
+        row(3, "memory/2026-01-01.md", "train to porto"),
+    ]
+    r = retrieval([(1, -5.0), (2, -2.0)], [(3, 0.7), (2, 0.6)], rows)
+    opts = SearchOptions(
+        fusion="weighted", min_score=0.2, decay_enabled=True, mmr_enabled=True, mmr_lambda=0.7
+    )
+    out = rank(r, opts, TODAY)
+    plan = plan_ranking(r, opts)
+    staged = cut_results(
+        mmr_reorder(
+            sort_by_score(
+                apply_decay(fuse(gather_candidates(r, plan), plan, opts), opts, {}, TODAY)
+            ),
+            opts,
+            {},
+        ),
+        opts,
+        plan.text_weight,
+    )
+    assert snapshot(out.results) == snapshot(staged.results)
+    assert snapshot(out.dropped) == snapshot(staged.dropped)
+    again = rank(r, opts, TODAY)
+    assert snapshot(again.candidates) == snapshot(out.candidates)
+    scores = {c.chunk_id: c.score for c in out.candidates}
+    # MEMORY.md is evergreen: both sides, no decay
+    assert scores[2] == pytest.approx(0.7 * 0.6 + 0.3 * scoring.bm25_rank_to_score(-2.0))
+    # yesterday's log: keyword side only, one day of a 30-day half-life
+    day = math.exp(-math.log(2) / 30)
+    assert scores[1] == pytest.approx(0.3 * scoring.bm25_rank_to_score(-5.0) * day)
+    assert out.results[0].chunk_id == 2
+
+
+def test_evolve_refuses_unknown_fields() -> None:
+    with pytest.raises(TypeError, match="no field scroe"):
+        cand(1).evolve(scroe=1.0)
