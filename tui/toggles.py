@@ -7,10 +7,11 @@ from the widget so the arithmetic (weight steps, cycling order) is tested alone.
 
 from __future__ import annotations
 
-from engine.config.settings import FUSIONS
+from engine.config.settings import FUSIONS, SEARCH_MODES
+from engine.search import scoring
 from engine.search.pipeline import SearchOptions
 
-MODES = ("hybrid", "fts", "vector")
+MODES = SEARCH_MODES  # hybrid → FTS-only → vector-only
 WEIGHT_STEP = 0.1
 
 
@@ -45,8 +46,7 @@ def shift_weights(options: SearchOptions, delta: float) -> SearchOptions:
     The pair is first normalised to sum 1 (as the pipeline does), then stepped
     and rounded to the step so repeated presses land on 0.0, 0.1 … 1.0 exactly.
     """
-    total = options.vector_weight + options.text_weight
-    vw = options.vector_weight / total if total > 0 else 0.7
+    vw, _ = scoring.normalize_weights(options.vector_weight, options.text_weight)
     vw = round(min(1.0, max(0.0, vw + delta)) / WEIGHT_STEP) * WEIGHT_STEP
     vw = round(vw, 2)
     return options.with_(vector_weight=vw, text_weight=round(1.0 - vw, 2))
@@ -54,7 +54,7 @@ def shift_weights(options: SearchOptions, delta: float) -> SearchOptions:
 
 def describe(options: SearchOptions) -> dict[str, str]:
     """Short labels for the toggle bar."""
-    fusion = options.fusion
+    fusion: str = options.fusion
     if fusion == "normalized":
         fusion = f"normalized·{options.normalization}"
     elif fusion == "rrf":

@@ -33,6 +33,7 @@ from engine.config.settings import (
     SessionSyncSettings,
     StoreSettings,
     SyncSettings,
+    normalize_weights,
 )
 
 FALLBACKS = tuple(p for p in PROVIDERS if p != "auto")  # "auto" is not a fallback
@@ -147,11 +148,7 @@ def _build_weights(ms: ConfigReader) -> tuple[float, float]:
     hybrid = ("query", "hybrid")
     vector = ms.number((*hybrid, "vectorWeight"), _HYBRID.vector_weight, lo=0, hi=1)
     text = ms.number((*hybrid, "textWeight"), _HYBRID.text_weight, lo=0, hi=1)
-    total = vector + text
-    if total > 0:
-        new_vector, new_text = vector / total, text / total
-    else:
-        new_vector, new_text = _HYBRID.vector_weight, _HYBRID.text_weight
+    new_vector, new_text = normalize_weights(vector, text)
     if not (math.isclose(new_vector, vector) and math.isclose(new_text, text)):
         ms.ctx.warn(
             ms.where(hybrid),

@@ -9,6 +9,7 @@ default lives in exactly one place: the field default below.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -101,6 +102,30 @@ class HybridSettings:
     rrf_k: int = 60
     mmr: MMRSettings = field(default_factory=MMRSettings)
     temporal_decay: DecaySettings = field(default_factory=DecaySettings)
+
+
+def normalize_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:
+    """Weights clamped to [0, 1] and rescaled to sum to 1, as OpenClaw does.
+
+    The one weight normalisation: the config loader applies it to
+    ``vectorWeight``/``textWeight``, the ranking to its options and the TUI to
+    its weight toggles (``engine.search.scoring`` re-exports it beside the other
+    formulas). Summing to 1 keeps the merged score in 0..1 so minScore means
+    the same thing whatever the user typed; all-zero weights fall back to the
+    defaults rather than making every score 0.
+    """
+    vw = _unit_clamp(vector_weight)
+    tw = _unit_clamp(text_weight)
+    total = vw + tw
+    if total <= 0.0:
+        return HybridSettings.vector_weight, HybridSettings.text_weight
+    return vw / total, tw / total
+
+
+def _unit_clamp(value: float) -> float:
+    if math.isnan(value):
+        return 0.0
+    return min(1.0, max(0.0, value))
 
 
 @dataclass(frozen=True)

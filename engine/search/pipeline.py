@@ -19,17 +19,26 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Literal
 
 import numpy as np
 
-from engine.config.settings import Fusion, MemorySearchSettings
+from engine.config.settings import (
+    DecaySettings,
+    Fusion,
+    HybridSettings,
+    MemorySearchSettings,
+    MMRSettings,
+    MMRSimilarity,
+    Normalization,
+    QuerySettings,
+    SearchMode,
+)
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import scoring
 
-Mode = Literal["hybrid", "fts", "vector"]
+Mode = SearchMode  # one definition, in engine.config.settings
 SNIPPET_MAX_CHARS = 700
 #: below this many chunks the OR fallback keeps every term (see ``_or_query``)
 PRUNE_MIN_ROWS = 2000
@@ -37,24 +46,35 @@ PRUNE_MIN_ROWS = 2000
 COMPLETE_WINDOW = 1000
 
 
+_QUERY = QuerySettings()
+_HYBRID = HybridSettings()
+_MMR = MMRSettings()
+_DECAY = DecaySettings()
+
+
 @dataclass(frozen=True)
 class SearchOptions:
-    """Every knob of the ranking; defaults come from ``MemorySearchSettings``."""
+    """Every knob of the ranking.
 
-    mode: Mode = "hybrid"
-    max_results: int = 6
-    min_score: float = 0.35
-    vector_weight: float = 0.7
-    text_weight: float = 0.3
-    candidate_multiplier: float = 4
-    fusion: str = "geometric"
-    normalization: str = "minmax"
-    rrf_k: int = 60
-    mmr_enabled: bool = False
-    mmr_lambda: float = 0.7
-    mmr_similarity: str = "jaccard"
-    decay_enabled: bool = False
-    half_life_days: float = 30.0
+    The defaults are the settings' own (``engine.config.settings``, the one
+    place a search default is written), so ``SearchOptions()`` ranks exactly
+    like an empty ``memorySearch`` block.
+    """
+
+    mode: Mode = "hybrid" if _HYBRID.enabled else "fts"
+    max_results: int = _QUERY.max_results
+    min_score: float = _QUERY.min_score
+    vector_weight: float = _HYBRID.vector_weight
+    text_weight: float = _HYBRID.text_weight
+    candidate_multiplier: float = _HYBRID.candidate_multiplier
+    fusion: Fusion = _HYBRID.fusion
+    normalization: Normalization = _HYBRID.normalization
+    rrf_k: int = _HYBRID.rrf_k
+    mmr_enabled: bool = _MMR.enabled
+    mmr_lambda: float = _MMR.lambda_
+    mmr_similarity: MMRSimilarity = _MMR.similarity
+    decay_enabled: bool = _DECAY.enabled
+    half_life_days: float = _DECAY.half_life_days
     sources: tuple[str, ...] = ("memory",)
 
     @classmethod

@@ -19,6 +19,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from engine.config.settings import HybridSettings, normalize_weights
 from engine.index.tokens import jaccard
 from engine.workspace.dates import date_from_path, is_evergreen
 
@@ -41,10 +42,10 @@ __all__ = [
 ]
 
 MAX_CANDIDATES = 200
-DEFAULT_VECTOR_WEIGHT = 0.7
-DEFAULT_TEXT_WEIGHT = 0.3
+DEFAULT_VECTOR_WEIGHT = HybridSettings.vector_weight
+DEFAULT_TEXT_WEIGHT = HybridSettings.text_weight
 NON_FINITE_TEXT_SCORE = 0.001
-RRF_K = 60
+RRF_K = HybridSettings.rrf_k
 GEOMETRIC_FLOOR = 0.05
 
 # ---------------------------------------------------------------------------
@@ -79,27 +80,6 @@ def candidate_count(max_results: int, multiplier: float) -> int:
     if math.isinf(product):
         return MAX_CANDIDATES if product > 0 else 1
     return min(MAX_CANDIDATES, max(1, math.floor(product)))
-
-
-def _unit_clamp(value: float) -> float:
-    if math.isnan(value):
-        return 0.0
-    return min(1.0, max(0.0, value))
-
-
-def normalize_weights(vector_weight: float, text_weight: float) -> tuple[float, float]:
-    """Weights clamped to [0, 1] and rescaled to sum to 1, as OpenClaw does.
-
-    Summing to 1 keeps the merged score in 0..1 so minScore means the same
-    thing whatever the user typed; all-zero weights fall back to the defaults
-    rather than making every score 0.
-    """
-    vw = _unit_clamp(vector_weight)
-    tw = _unit_clamp(text_weight)
-    total = vw + tw
-    if total <= 0.0:
-        return DEFAULT_VECTOR_WEIGHT, DEFAULT_TEXT_WEIGHT
-    return vw / total, tw / total
 
 
 def weighted_sum(

@@ -313,3 +313,18 @@ def test_rank_is_the_stages_in_order_and_replays_identically() -> None:
 def test_evolve_refuses_unknown_fields() -> None:
     with pytest.raises(TypeError, match="no field scroe"):
         cand(1).evolve(scroe=1.0)
+
+
+def test_search_defaults_are_the_settings_defaults() -> None:
+    """One source of truth: an empty memorySearch block ranks like ``SearchOptions()``."""
+    from engine.config.settings import HybridSettings, MemorySearchSettings
+
+    assert SearchOptions.from_settings(MemorySearchSettings()) == SearchOptions()
+    assert (
+        HybridSettings.vector_weight,
+        HybridSettings.text_weight,
+        HybridSettings.rrf_k,
+    ) == (scoring.DEFAULT_VECTOR_WEIGHT, scoring.DEFAULT_TEXT_WEIGHT, scoring.RRF_K)
+    # the one weight normalisation, also behind the TUI's weight toggle
+    assert scoring.normalize_weights(0.0, 0.0) == (0.7, 0.3)
+    assert scoring.normalize_weights(3.0, 1.0) == (0.5, 0.5)  # clamped to 1 before scaling

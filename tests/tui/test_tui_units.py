@@ -220,3 +220,14 @@ def test_file_states_from_listing_and_index() -> None:
         "memory/bin.md": ("error", 0),
         "memory/latin1.md": ("warning", 1),
     }
+
+
+def test_weight_toggle_normalises_like_the_ranking() -> None:
+    """The toggle starts from ``scoring.normalize_weights``: out-of-range weights clamp first."""
+    from tui.toggles import shift_weights
+
+    stepped = shift_weights(SearchOptions(vector_weight=3.0, text_weight=1.0), 0.1)
+    assert (stepped.vector_weight, stepped.text_weight) == (0.6, 0.4)
+    assert (
+        shift_weights(SearchOptions(vector_weight=0.0, text_weight=0.0), 0.0).vector_weight == 0.7
+    )
