@@ -789,16 +789,14 @@ def key_sections() -> list[KeySection]:
 
 
 def _optional_sections() -> list[KeySection]:
-    """Screens contributed by other parts of memdeck (dreaming, flush), when present."""
-    out: list[KeySection] = []
-    try:
-        from tui.screens.promotion_queue import PromotionQueueScreen
-        from tui.screens.sessions_view import SessionsViewScreen
-    except ImportError:  # pragma: no cover - depends on the installed engine parts
-        return out
-    out.append(KeySection("Promotion queue", PromotionQueueScreen, screen="promotion"))
-    out.append(KeySection("Sessions", SessionsViewScreen, screen="sessions"))
-    return out
+    """The dreaming and flush screens' keys (both screens ship with the app)."""
+    from tui.screens.promotion_queue import PromotionQueueScreen
+    from tui.screens.sessions_view import SessionsViewScreen
+
+    return [
+        KeySection("Promotion queue", PromotionQueueScreen, screen="promotion"),
+        KeySection("Sessions", SessionsViewScreen, screen="sessions"),
+    ]
 
 
 def _start_tab(pane: str) -> str:

@@ -9,8 +9,6 @@ behind a fast reindex it only draws the latest progress, never a backlog.
 
 from __future__ import annotations
 
-import time
-
 from textual.message import Message
 
 from engine.events import (
@@ -130,16 +128,6 @@ class SearchFailed(Message):
         self.error = error
 
 
-class ResultsShown(Message):
-    """Results for a query are on screen; ``latency_ms`` is keystroke → table filled."""
-
-    def __init__(self, query: str, latency_ms: float, count: int) -> None:
-        super().__init__()
-        self.query = query
-        self.latency_ms = latency_ms
-        self.count = count
-        self.at = time.monotonic()
-
 
 class OpenLocation(Message):
     """Open a memory file in the editor, with the cursor on ``line`` (1-based)."""
@@ -148,12 +136,3 @@ class OpenLocation(Message):
         super().__init__()
         self.path = path
         self.line = line
-
-
-class FileSaved(Message):
-    """A memory file was written by the app (save or append); the index is now stale."""
-
-    def __init__(self, path: str, reason: str = "save") -> None:
-        super().__init__()
-        self.path = path
-        self.reason = reason

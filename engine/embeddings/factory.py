@@ -65,14 +65,11 @@ def _auto_name(settings: Settings, env: Mapping[str, str]) -> tuple[str, str]:
     target = local_model_candidate(settings)
     if target and (target.startswith("hf:") is False and Path(target).expanduser().is_file()):
         return "local", f"auto: local model {target}"
-    try:
-        from engine.embeddings.remote import remote_available
-    except ImportError:  # remote providers not installed in this build
-        remote_available = None  # type: ignore[assignment]
-    if remote_available is not None:
-        for name in AUTO_REMOTE_ORDER:
-            if remote_available(name, settings, env):
-                return name, f"auto: {name} API key found"
+    from engine.embeddings.remote import remote_available  # httpx: loaded only when needed
+
+    for name in AUTO_REMOTE_ORDER:
+        if remote_available(name, settings, env):
+            return name, f"auto: {name} API key found"
     return "none", "auto: no local model and no API key; FTS-only"
 
 

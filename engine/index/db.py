@@ -162,14 +162,6 @@ class Database:
             self.vec = VecStatus(False, reason=f"sqlite-vec failed to load: {exc}")
         return self.vec
 
-    def has_fts5(self) -> bool:
-        try:
-            self.execute("create virtual table temp.__fts5_probe using fts5(x)")
-            self.execute("drop table temp.__fts5_probe")
-            return True
-        except DatabaseError:
-            return False
-
     def close(self) -> None:
         # closing twice or after corruption is harmless
         with self._lock, contextlib.suppress(Exception):

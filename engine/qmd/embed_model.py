@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from engine.embeddings.registry import default_model_path
 from engine.qmd.runner import QmdHome
 from engine.workspace.files import atomic_write
 
@@ -23,23 +24,9 @@ from engine.workspace.files import atomic_write
 def memdeck_embed_model(env: Mapping[str, str] = os.environ) -> Path | None:
     """memdeck's registered local GGUF (all-MiniLM-L6-v2 after set-up), if present."""
     try:
-        from engine.embeddings.registry import default_model_path
-    except ImportError:
-        return None
-    try:
         return default_model_path(env)
     except Exception:  # a broken registry means "no local model", not a crash
         return None
-
-
-def configured_embed_model(home: QmdHome) -> str | None:
-    try:
-        data = yaml.safe_load(home.index_yml.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
-        return None
-    models = data.get("models") if isinstance(data, dict) else None
-    value = models.get("embed") if isinstance(models, dict) else None
-    return value if isinstance(value, str) else None
 
 
 def set_embed_model(home: QmdHome, gguf: Path) -> bool:

@@ -80,10 +80,6 @@ class QmdHome:
         return self.config_home / "qmd" / "index.yml"
 
     @property
-    def index_db(self) -> Path:
-        return self.cache_home / "qmd" / "index.sqlite"
-
-    @property
     def run_dir(self) -> Path:
         """The neutral cwd: nothing but qmd's own files above or in it."""
         return self.root / "run"

@@ -31,7 +31,7 @@ from engine.core import Engine
 from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
 from tui import toggles
 from tui.format import bar_cells, location, num, signed_shift, stacked_bar, style_of
-from tui.messages import OpenLocation, ResultsShown, SearchFailed, SearchFinished
+from tui.messages import OpenLocation, SearchFailed, SearchFinished
 from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
 
 SCORE_BAR = 8
@@ -230,13 +230,12 @@ class SearchPane(Vertical):
         started = self._started.pop(message.generation, None)
         if started is not None:
             # Measured once the frame with the results has been composed.
-            self.call_after_refresh(self._results_painted, started, outcome)
+            self.call_after_refresh(self._results_painted, started)
 
-    def _results_painted(self, started: float, outcome: SearchOutcome) -> None:
+    def _results_painted(self, started: float) -> None:
         latency = (time.perf_counter() - started) * 1000
         self.latencies_ms.append(latency)
         self.painted += 1
-        self.post_message(ResultsShown(outcome.query, latency, len(outcome.results)))
 
     def on_search_failed(self, message: SearchFailed) -> None:
         message.stop()
