@@ -12,6 +12,7 @@ secret header value even when a server echoes them back.
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import json
 import random
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -108,8 +110,40 @@ def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+#: ``scheme://user:password@host`` (or ``scheme://token@host``): the user info.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/?#@]*)@")
+
+
+_AUTH_VALUE = re.compile(r"(?i)\b((?:basic|bearer|token|digest)\s+)[A-Za-z0-9+/=._~\-]{8,}")
+
+
+def mask_url_credentials(text: str) -> str:
+    """``http://user:pass@host`` → ``http://user:***@host``; a bare user part (often a
+    token) becomes ``***``. Applied to every URL memdeck shows: status, errors."""
+
+    def mask(m: re.Match[str]) -> str:
+        user, sep, _secret = m.group(2).partition(":")
+        return f"{m.group(1)}{user}:***@" if sep else f"{m.group(1)}***@"
+
+    return _URL_USERINFO.sub(mask, text)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The password (or token) inside a URL's user info, to blank wherever echoed."""
+    m = _URL_USERINFO.search(url)
+    if not m:
+        return []
+    user, sep, secret = m.group(2).partition(":")
+    found = [secret, unquote(secret)] if sep else [user, unquote(user)]
+    # httpx sends URL credentials as "Authorization: Basic base64(user:password)"
+    basic = f"{unquote(user)}:{unquote(secret)}".encode()
+    found.append(base64.b64encode(basic).decode())
+    return [s for s in found if s]
+
+
 class Redactor:
-    """Blanks secrets (the key, secret header values) out of any text."""
+    """Blanks secrets (the key, every configured header's value, a URL's password)
+    out of any text: error messages, status, the index's ``files.error`` column."""
 
     def __init__(self, secrets: Iterable[str | None]):
         self._secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
@@ -117,17 +151,22 @@ class Redactor:
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             text = text.replace(secret, "***")
+        text = mask_url_credentials(text)
+        # any credential in an Authorization value a server echoes back
+        text = _AUTH_VALUE.sub(r"\1***", text)
         # keys passed in URLs (``?key=...``) by hand-written base URLs
         return re.sub(r"([?&](?:key|api_key|apikey|token)=)[^&\s]+", r"\1***", text)
 
 
 def secret_header_values(headers: Mapping[str, str]) -> list[str]:
+    """The values of every configured header, whatever its name: a server may echo
+    any of them back (``X-Auth-Key``, ``Ocp-Apim-Subscription-Key``), and the user
+    knows which of their headers are secret better than a name pattern does."""
     out = []
-    for name, value in headers.items():
-        if SECRET_HEADER.search(name):
-            out.append(value)
-            if " " in value:  # "Bearer sk-..." → also the bare token
-                out.append(value.split(" ", 1)[1])
+    for value in headers.values():
+        out.append(value)
+        if " " in value:  # "Bearer sk-..." → also the bare token
+            out.append(value.split(" ", 1)[1])
     return out
 
 

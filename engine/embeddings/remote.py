@@ -37,6 +37,7 @@ from engine.embeddings.http_retry import (
     Redactor,
     RetryPolicy,
     secret_header_values,
+    url_secrets,
 )
 from engine.embeddings.remote_endpoint import (
     ENV_KEYS,
@@ -92,7 +93,9 @@ class RemoteProvider(abc.ABC):
         self.model = model
         self.policy = policy
         headers = merge_headers(self._auth_headers(endpoint.api_key), endpoint.headers)
-        redactor = Redactor([endpoint.api_key, *secret_header_values(headers)])
+        redactor = Redactor(
+            [endpoint.api_key, *secret_header_values(headers), *url_secrets(endpoint.base_url)]
+        )
         kwargs: dict[str, Any] = {"sleep": sleep} if sleep is not None else {}
         self.transport = HttpTransport(
             headers=headers,

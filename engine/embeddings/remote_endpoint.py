@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine.config.settings import Settings
-from engine.embeddings.http_retry import SECRET_HEADER
+from engine.embeddings.http_retry import SECRET_HEADER, mask_url_credentials
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -74,7 +74,7 @@ class Endpoint:
     def redacted(self) -> dict[str, object]:
         """For status screens: the endpoint, where the key came from, header names."""
         return {
-            "endpoint": self.base_url,
+            "endpoint": mask_url_credentials(self.base_url),
             "endpoint_source": self.base_source,
             "api_key": f"<redacted> from {self.key_source}" if self.api_key else None,
             "headers": sorted(self.headers),

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,70 +33,12 @@ from engine.config.paths import sessions_dir
 from engine.config.settings import SessionSyncSettings, Settings
 from engine.index.indexer import SourceFile
 from engine.index.store import FileRecord
+from engine.memory.redaction import REDACTED, redact_secrets
 
 SOURCE = "sessions"
 REL_PREFIX = "sessions/"
-REDACTED = "[REDACTED]"
+__all__ = ["REDACTED", "redact_secrets"]  # re-exported: qmd export and tests use them
 ROLE_LABELS = {"user": "User", "assistant": "Assistant"}
-
-# Ordered: specific token shapes first, then the generic "key = value" forms, so a
-# known key inside an assignment is still caught even if the generic rule misses it.
-_TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p)
-    for p in (
-        # PEM private keys (whitespace is already collapsed to single spaces)
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
-        r"\bsk-[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style (sk-..., sk-proj-, sk-ant-)
-        r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API keys
-        r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
-        r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-        r"\bxox[abposr]-[A-Za-z0-9\-]{10,}",  # Slack
-        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",  # AWS access key ids
-        r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab
-        r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face
-        r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
-    )
-)
-#: ``Bearer <token>``: keep the word, drop the token (a token has a digit; prose rarely).
-_BEARER = re.compile(r"(?i)\b(bearer\s+)(?=[A-Za-z._~+/\-]*[0-9])([A-Za-z0-9._~+/\-]{8,}=*)")
-#: ``Authorization: Basic …`` / ``Authorization: token …`` headers.
-_AUTH_HEADER = re.compile(
-    r"(?i)\b(authorization\"?\s*[:=]\s*\"?(?:basic|bearer|token|digest)?\s*)([^\s\"']{8,})"
-)
-#: ``scheme://user:password@host``: keep user and host, drop the password.
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]+):([^\s/@]+)@")
-_VALUE = r"(\"?\s*[=:]\s*[\"']?)([^\s\"'&,;]+)"
-#: ``password=…``, ``db_password: …``, ``"api_key": "…"``: keep the name, drop the value.
-_STRONG_ASSIGNMENT = re.compile(
-    r"(?i)\b((?:[a-z0-9]+[_\-])*(?:password|passwd|passphrase|pwd|api[_\-]?key|secret[_\-]?key"
-    r"|access[_\-]?token|auth[_\-]?token|refresh[_\-]?token|client[_\-]?secret))" + _VALUE
-)
-#: ``token=…`` / ``secret: …``: words common in prose, so only secret-looking values.
-_WEAK_ASSIGNMENT = re.compile(
-    r"(?i)\b(token|secret|key)(\"?\s*[=:]\s*[\"']?)"
-    r"((?=[^\s\"'&,;]*[0-9])[^\s\"'&,;]{8,})"
-)
-
-
-def _keep_name(match: re.Match[str]) -> str:
-    if match.group(match.lastindex or 0).startswith(REDACTED):
-        return match.group(0)
-    return "".join(match.groups()[:-1]) + REDACTED
-
-
-def redact_secrets(text: str) -> str:
-    """Replace API keys, bearer tokens and passwords in ``text`` with ``[REDACTED]``.
-
-    Over-redacting a harmless word costs a search hit; under-redacting leaks a
-    credential into a file that is kept forever, so the rules lean broad where
-    the context says "secret" and stay narrow where the word is common prose.
-    """
-    for pattern in _TOKEN_PATTERNS:
-        text = pattern.sub(REDACTED, text)
-    text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
-    for pattern in (_AUTH_HEADER, _BEARER, _STRONG_ASSIGNMENT, _WEAK_ASSIGNMENT):
-        text = pattern.sub(_keep_name, text)
-    return text
 
 
 def _message_text(content: Any) -> str:
