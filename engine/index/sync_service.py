@@ -20,13 +20,11 @@ waits for a sync:
 * ``request_sync(reason)`` for anything else (a "sync now" key). Requests that
   arrive while a sync runs are merged into one follow-up sync.
 
-Directories are watched one by one, non-recursively, from a plan rebuilt
-whenever a directory appears or vanishes. That is how symlinked directories
-and ignored trees (``.git``, ``node_modules``…) are never watched — a recursive
-OS watch would descend into both — and how the watcher survives ``memory/``
-being created after start, deleted, or renamed. A cheap poll of the few anchor
-paths (workspace root, ``memory/``, extraPaths, transcripts folder) catches
-what no event can report, such as the workspace root itself appearing.
+Which folders are watched, and how, is :mod:`engine.index.watch` (one folder at a
+time, never through a symlink or into ignored trees, re-planned when folders
+appear or vanish); when a trigger becomes a sync is :mod:`engine.index.schedule`.
+When the engine runs the qmd sidecar, the same plan also covers its collection
+folders, so one watcher serves both indexes.
 
 Progress goes out through ``engine.bus`` (the indexer's SyncStarted /
 SyncProgress / SyncDone / SyncFailed / FileError); the service's own state
@@ -40,21 +38,18 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
-import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import watchfiles
 
 from engine.config.paths import sessions_dir
 from engine.events import Event, EventBus, FileError, SearchTimed, SyncDone, SyncStatus
 from engine.index.indexer import SyncCancelled
 from engine.index.lock import LockWaitCancelled
-from engine.workspace.files import IGNORED_DIRS, MEMORY_DIR, ROOT_MEMORY_FILES, Workspace
+from engine.index.schedule import RefreshSchedule
+from engine.index.watch import DirectoryWatcher, WatchPlan, build_watch_plan
 
 if TYPE_CHECKING:
     from engine.core import Engine  # drives an Engine; core never imports this module
@@ -64,190 +59,13 @@ MAX_WAIT_S = 10.0
 POLL_S = 1.0
 RETRY_MIN_S = 5.0
 RETRY_MAX_S = 300.0
-#: watchfiles' own batching, kept short: the real debounce is ours (quiet-period based).
-_RAW_DEBOUNCE_MS = 200
-_RAW_STEP_MS = 30
-#: How often the watch loop returns to Python without changes (stop, plan checks).
-_TICK_MS = 200
-_MEDIA_SUFFIXES = frozenset(
-    [
-        ".jpg",
-        ".jpeg",
-        ".png",
-        ".webp",
-        ".gif",
-        ".heic",
-        ".heif",
-        ".mp3",
-        ".wav",
-        ".ogg",
-        ".opus",
-        ".m4a",
-        ".aac",
-        ".flac",
-    ]
-)
 
 #: The service's state snapshot is the ``SyncStatus`` event it publishes.
 SyncServiceState = SyncStatus
 StateListener = Callable[[SyncServiceState], None]
 
 
-# -- the watch plan ---------------------------------------------------------------
-def _lstat_kind(path: Path) -> str | None:
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return None
-    if stat.S_ISLNK(mode):
-        return "link"
-    if stat.S_ISDIR(mode):
-        return "dir"
-    return "file" if stat.S_ISREG(mode) else "other"
-
-
-def _identity(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, stat.S_IFMT(st.st_mode))
-
-
-def _real_dirs(top: Path) -> list[Path]:
-    """``top`` and every directory below it, never through a symlink or an ignored dir."""
-    out: list[Path] = []
-    for dirpath, dirnames, _ in os.walk(top, followlinks=False):
-        out.append(Path(dirpath))
-        dirnames[:] = [
-            d for d in dirnames if d not in IGNORED_DIRS and _lstat_kind(Path(dirpath) / d) == "dir"
-        ]
-    return out
-
-
-def _no_symlink_between(path: Path, top: Path) -> bool:
-    """True when neither ``path`` nor a parent of it below ``top`` is a symlink."""
-    if _lstat_kind(path) == "link":
-        return False
-    for parent in path.parents:
-        if parent == top or not parent.is_relative_to(top):
-            break
-        if _lstat_kind(parent) == "link":
-            return False
-    return True
-
-
-@dataclass(frozen=True)
-class WatchPlan:
-    """The directories to watch and how to tell which of their changes matter."""
-
-    dirs: frozenset[Path]  # watched non-recursively
-    trees: tuple[Path, ...]  # memory/ and extra dirs: matching files anywhere below count
-    files: frozenset[Path]  # single files that count (MEMORY.md, memory.md, extra files)
-    roots: frozenset[Path]  # paths whose appearance/disappearance changes the plan
-    sessions: Path | None  # transcripts folder (``*.jsonl``), when session memory is on
-    media: bool  # multimodal: media files in extra dirs count too
-    signature: tuple[object, ...]
-
-    def classify(self, change: watchfiles.Change, path: str) -> tuple[bool, bool]:
-        """(does this change affect the index?, must the plan be rebuilt?)."""
-        p = Path(path)
-        if p in self.dirs:
-            moved = change != watchfiles.Change.modified
-            return moved, moved
-        if p in self.files:
-            return True, False
-        if p in self.roots:
-            return True, True
-        parent = p.parent
-        if parent not in self.dirs:
-            return False, False
-        name = p.name
-        if self.sessions is not None and parent == self.sessions:
-            return name.endswith(".jsonl"), False
-        tree = next((t for t in self.trees if parent == t or parent.is_relative_to(t)), None)
-        if tree is None or name in IGNORED_DIRS:
-            return False, False
-        kind = _lstat_kind(p)
-        if kind == "link":
-            return False, False
-        if kind == "dir":
-            return True, True
-        lower = name.lower()
-        if lower.endswith(".md"):
-            return True, False
-        if self.media and tree != self.trees[0] and Path(lower).suffix in _MEDIA_SUFFIXES:
-            return True, False
-        return False, False
-
-
-def _anchors(workspace: Workspace, transcripts: Path | None) -> list[Path]:
-    anchors = [workspace.root, workspace.root / MEMORY_DIR, *workspace.extra_paths]
-    if transcripts is not None:
-        anchors.append(transcripts)
-    return anchors
-
-
-def plan_signature(workspace: Workspace, transcripts: Path | None) -> tuple[object, ...]:
-    """Identity (device, inode, type) of each anchor path: changes when one appears,
-    vanishes or is replaced, which no event from inside it can tell us."""
-    return tuple(_identity(p) for p in _anchors(workspace, transcripts))
-
-
-def build_watch_plan(
-    workspace: Workspace, transcripts: Path | None = None, *, media: bool = False
-) -> WatchPlan:
-    """Which directories to watch right now, given what exists on disk."""
-    signature = plan_signature(workspace, transcripts)
-    root = workspace.root
-    dirs: set[Path] = set()
-    trees: list[Path] = []
-    files: set[Path] = {root / name for name in ROOT_MEMORY_FILES}
-    roots: set[Path] = {root / MEMORY_DIR}
-    if _lstat_kind(root) == "dir":
-        dirs.add(root)
-    mem = root / MEMORY_DIR
-    trees.append(mem)
-    if _lstat_kind(mem) == "dir":
-        dirs.update(_real_dirs(mem))
-    for extra in workspace.extra_paths:
-        roots.add(extra)
-        kind = _lstat_kind(extra)
-        if kind is None or not _no_symlink_between(extra, root):
-            continue
-        if kind == "dir":
-            trees.append(extra)
-            dirs.update(_real_dirs(extra))
-        elif kind == "file":
-            files.add(extra)
-            if _lstat_kind(extra.parent) == "dir":
-                dirs.add(extra.parent)
-    if transcripts is not None and _lstat_kind(transcripts) == "dir":
-        dirs.add(transcripts)
-        roots.add(transcripts)
-    return WatchPlan(
-        dirs=frozenset(dirs),
-        trees=tuple(trees),
-        files=frozenset(files),
-        roots=frozenset(roots),
-        sessions=transcripts,
-        media=media,
-        signature=signature,
-    )
-
-
 # -- the service ------------------------------------------------------------------
-@dataclass
-class _Pending:
-    requests: dict[str, None] = field(default_factory=dict)  # ordered set of reasons
-    force: bool = False
-    watch_first: float | None = None
-    watch_last: float | None = None
-    retry_at: float | None = None
-    retry_reason: str = "retry"
-    next_interval: float | None = None
-
-
 class SyncService:
     """Background sync of one ``Engine``: ``start()``, then ``stop()`` before ``engine.close()``."""
 
@@ -275,7 +93,7 @@ class SyncService:
             else None
         )
         self._cond = threading.Condition()
-        self._pending = _Pending()
+        self._schedule = RefreshSchedule(debounce=debounce, max_wait=max_wait)
         self._gen = 0  # bumped on every relevant file change
         self._running_gen: int | None = None
         self._running_reason: str | None = None
@@ -298,6 +116,7 @@ class SyncService:
         self._starting = False  # until the start-up decision is queued (or not)
         self._threads: list[threading.Thread] = []
         self._unsubscribe: Callable[[], None] | None = None
+        self._watcher: DirectoryWatcher | None = None
 
     # -- lifecycle ----------------------------------------------------------------
     @property
@@ -324,14 +143,23 @@ class SyncService:
         interval = self.sync_settings.interval_minutes
         with self._cond:
             self._starting = True
-            if interval and interval > 0:
-                self._pending.next_interval = time.monotonic() + interval * 60
+            self._schedule.interval = interval * 60 if interval and interval > 0 else None
+            self._schedule.start_interval(time.monotonic())
+        self._watcher = DirectoryWatcher(
+            self._plan,
+            self.notify_change,
+            stop=self._stop,
+            armed=self._armed,
+            on_state=self._set_watch,
+            poll_interval=self.poll_interval,
+            force_polling=self.force_polling,
+        )
         self._threads = [
             threading.Thread(target=self._scheduler_loop, name="memdeck-sync", daemon=True)
         ]
         if self.sync_settings.watch:
             self._threads.append(
-                threading.Thread(target=self._watch_loop, name="memdeck-watch", daemon=True)
+                threading.Thread(target=self._watcher.run, name="memdeck-watch", daemon=True)
             )
         else:
             self._armed.set()
@@ -379,8 +207,7 @@ class SyncService:
         """Ask for a sync soon; never blocks. Requests made while one runs are merged
         into a single follow-up sync."""
         with self._cond:
-            self._pending.requests[reason] = None
-            self._pending.force = self._pending.force or force
+            self._schedule.request(reason, force=force)
             self._cond.notify_all()
         self._emit()
 
@@ -399,7 +226,7 @@ class SyncService:
                 return
             if self._running_gen is not None and self._running_gen == self._gen:
                 return
-            if self._pending.requests:
+            if self._schedule.requests:
                 return
         self.request_sync("search")
 
@@ -408,11 +235,9 @@ class SyncService:
         now = time.monotonic()
         with self._cond:
             self._gen += 1
-            was_quiet = not self._dirty or self._pending.watch_first is None
+            new_quiet_period = self._schedule.note_change(now)
+            was_quiet = not self._dirty or new_quiet_period
             self._dirty = True
-            if self._pending.watch_first is None:
-                self._pending.watch_first = now
-            self._pending.watch_last = now
             self._cond.notify_all()
         self.engine.mark_dirty()
         if was_quiet:
@@ -423,14 +248,7 @@ class SyncService:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
-                p = self._pending
-                busy = (
-                    self._starting
-                    or self._running_reason is not None
-                    or bool(p.requests)
-                    or p.watch_first is not None
-                    or p.retry_at is not None
-                )
+                busy = self._starting or self._running_reason is not None or self._schedule.pending
                 if not busy:
                     return True
                 left = deadline - time.monotonic()
@@ -446,12 +264,12 @@ class SyncService:
     @property
     def state(self) -> SyncServiceState:
         with self._cond:
-            retry = self._pending.retry_at
+            retry = self._schedule.retry_at
             return SyncServiceState(
                 started=bool(self._threads),
                 running=self._running_reason is not None,
                 running_reason=self._running_reason,
-                queued=tuple(self._pending.requests),
+                queued=tuple(self._schedule.requests),
                 dirty=self._dirty,
                 watching=self._watching,
                 watched_dirs=self._watched_dirs,
@@ -511,33 +329,6 @@ class SyncService:
             return "start"
         return None
 
-    def _take_job(self, now: float) -> tuple[tuple[str, bool] | None, float | None]:
-        """The sync to run now (reason, force) and, if none, how long to sleep."""
-        p = self._pending
-        due: list[str] = list(p.requests)
-        if p.retry_at is not None and p.retry_at <= now:
-            due.append(p.retry_reason)
-        watch_due = None
-        if p.watch_first is not None and p.watch_last is not None:
-            watch_due = min(p.watch_last + self.debounce, p.watch_first + self.max_wait)
-            if watch_due <= now:
-                due.append("watch")
-        interval = self.sync_settings.interval_minutes
-        if p.next_interval is not None and p.next_interval <= now:
-            due.append("interval")
-        if not due:
-            times = [t for t in (p.retry_at, watch_due, p.next_interval) if t is not None]
-            return None, (max(0.0, min(times) - now) if times else None)
-        # One sync covers everything pending: it rescans the files after it starts.
-        job = (due[0], p.force)
-        p.requests.clear()
-        p.force = False
-        p.retry_at = None
-        p.watch_first = p.watch_last = None
-        if p.next_interval is not None and p.next_interval <= now:
-            p.next_interval = now + interval * 60
-        return job, None
-
     def _index_missing(self) -> bool:
         return not os.path.exists(self.engine.index_path)
 
@@ -548,7 +339,7 @@ class SyncService:
         reason = self._startup_reason()
         with self._cond:
             if reason is not None:
-                self._pending.requests = {reason: None, **self._pending.requests}
+                self._schedule.request(reason, first=True)
             self._starting = False
             self._cond.notify_all()
         while True:
@@ -556,16 +347,20 @@ class SyncService:
                 while True:
                     if self._stop.is_set():
                         return
-                    job, wait = self._take_job(time.monotonic())
+                    job, wait = self._schedule.take(time.monotonic())
                     if job is not None:
                         break
                     # Wake at least every poll interval to notice a deleted index file.
                     tick = self.poll_interval if wait is None else min(wait, self.poll_interval)
                     self._cond.wait(tick)
-                    p = self._pending
-                    if p.retry_at is None and "missing" not in p.requests and self._index_missing():
-                        p.requests["missing"] = None
-                reason, force = job
+                    sched = self._schedule
+                    if (
+                        sched.retry_at is None
+                        and "missing" not in sched.requests
+                        and self._index_missing()
+                    ):
+                        sched.request("missing")
+                reason, force = job.reason, job.force
                 self._running_reason = reason
                 self._running_gen = self._gen
             self._emit()
@@ -597,8 +392,7 @@ class SyncService:
                     self._last_error = error
                     self._errors.append(f"sync ({reason}) failed: {error}")
                     if not self._stop.is_set():
-                        self._pending.retry_at = time.monotonic() + self._backoff
-                        self._pending.retry_reason = reason
+                        self._schedule.retry(time.monotonic() + self._backoff, reason)
                         self._backoff = min(self._backoff * 2, RETRY_MAX_S)
             dirty = self._dirty
             self._cond.notify_all()
@@ -608,9 +402,17 @@ class SyncService:
 
     # -- watcher --------------------------------------------------------------------
     def _plan(self) -> WatchPlan:
-        ms = self.engine.ms
+        """The workspace's memory files, plus the qmd sidecar's collection folders when
+        the engine has one: one watcher serves both indexes (a change there marks the
+        engine dirty, which the engine forwards to qmd's own schedule)."""
+        engine = self.engine
+        qmd_trees: tuple[Path, ...] = ()
+        transcripts = self.transcripts
+        if engine.qmd is not None:
+            qmd_trees = engine.qmd.watch_trees()
+            transcripts = transcripts or engine.qmd.watch_transcripts()
         return build_watch_plan(
-            self.engine.workspace, self.transcripts, media=ms.multimodal.enabled
+            engine.workspace, transcripts, media=engine.ms.multimodal.enabled, more_trees=qmd_trees
         )
 
     def _set_watch(self, watching: bool, dirs: int, error: str | None) -> None:
@@ -623,85 +425,3 @@ class SyncService:
             self._watching, self._watched_dirs, self._watch_error = watching, dirs, error
         if changed:
             self._emit()
-
-    def _watch_loop(self) -> None:
-        first = True
-        polling = self.force_polling
-        try:
-            while not self._stop.is_set():
-                try:
-                    plan = self._plan()
-                except OSError as exc:
-                    self._set_watch(False, 0, f"cannot list watched folders: {exc}")
-                    self._stop.wait(self.poll_interval)
-                    continue
-                if not first:
-                    # Changes between the old watcher's end and the new one's start have
-                    # no event: the sync this schedules (after the debounce, by which
-                    # time the new watcher is armed) rescans them.
-                    self.notify_change()
-                first = False
-                if not plan.dirs:
-                    self._set_watch(False, 0, None)
-                    self._armed.set()  # nothing exists to watch yet; the poll covers it
-                    self._wait_for_signature_change(plan)
-                    continue
-                error: str | None = None
-                try:
-                    self._set_watch(True, len(plan.dirs), None)
-                    self._watch(plan, polling)
-                except FileNotFoundError:
-                    pass  # a folder vanished between planning and watching: plan again
-                except Exception as exc:  # inotify limits, permissions, backend errors
-                    error = f"{type(exc).__name__}: {exc}"
-                    if not polling:
-                        polling = True
-                        error += " (falling back to polling)"
-                    self._set_watch(False, 0, error)
-                    self._stop.wait(self.poll_interval)
-        finally:
-            self._armed.set()
-            self._set_watch(False, 0, self._watch_error)
-
-    def _wait_for_signature_change(self, plan: WatchPlan) -> None:
-        while not self._stop.wait(self.poll_interval):
-            if plan_signature(self.engine.workspace, self.transcripts) != plan.signature:
-                return
-
-    def _watch(self, plan: WatchPlan, polling: bool | None) -> None:
-        next_check = time.monotonic() + self.poll_interval
-        for changes in watchfiles.watch(
-            *sorted(plan.dirs),
-            watch_filter=None,
-            debounce=_RAW_DEBOUNCE_MS,
-            step=_RAW_STEP_MS,
-            stop_event=self._stop,
-            rust_timeout=_TICK_MS,
-            yield_on_timeout=True,
-            raise_interrupt=False,
-            recursive=False,
-            force_polling=polling,
-            ignore_permission_denied=True,
-        ):
-            self._armed.set()  # the first yield comes after the OS watches are in place
-            relevant, replan = _classify_all(plan, changes)
-            if relevant:
-                self.notify_change()
-            if replan or self._stop.is_set():
-                return
-            now = time.monotonic()
-            if now >= next_check:
-                next_check = now + self.poll_interval
-                if plan_signature(self.engine.workspace, self.transcripts) != plan.signature:
-                    return
-
-
-def _classify_all(
-    plan: WatchPlan, changes: Iterable[tuple[watchfiles.Change, str]]
-) -> tuple[bool, bool]:
-    relevant = replan = False
-    for change, path in changes:
-        r, p = plan.classify(change, path)
-        relevant = relevant or r
-        replan = replan or p
-    return relevant, replan

@@ -5,8 +5,11 @@
 * collections reconciled from the settings before the first qmd search;
 * ``qmd update`` then ``qmd embed`` at start (``update.onBoot``; in the
   background unless ``update.waitForBootSync``), every ``update.interval``,
-  and ``update.debounceMs`` after the last file change (the engine forwards
-  ``mark_dirty``; a watcher covers ``memory.qmd.paths`` and transcripts);
+  and ``update.debounceMs`` after the last file change. There is no second
+  watcher: the engine's sync service watches ``memory.qmd.paths`` and the
+  transcripts in the same plan as the workspace (:meth:`QmdBackend.watch_trees`)
+  and the engine forwards ``mark_dirty`` to :meth:`QmdBackend.notify_change`;
+  the timing rules are the sync service's own (:mod:`engine.index.schedule`);
   ``embed`` only when there is a model to embed with (memdeck's local GGUF, or
   a non-``search`` mode that asked for qmd's own models) and then at most every
   ``update.embedInterval`` unless the search mode needs fresh vectors;
@@ -35,6 +38,7 @@ from typing import Any
 
 from engine.config.paths import sessions_dir
 from engine.config.settings import Settings
+from engine.index.schedule import RefreshSchedule
 from engine.qmd.collections import (
     ReconcileReport,
     desired_collections,
@@ -130,7 +134,6 @@ class QmdBackend:
         env: Mapping[str, str] = os.environ,
         qmd_settings: QmdSettings | None = None,
         embed_model: Path | None = _AUTO,
-        watch: bool = True,
     ):
         self.settings = settings
         self.workspace = workspace
@@ -147,13 +150,18 @@ class QmdBackend:
         self.collections, warnings = desired_collections(self.qs, workspace.root, self.sessions_out)
         self.warnings: list[str] = [*self.qs.warnings, *warnings]
         self.by_name = {c.name: c for c in self.collections}
-        self.watch = watch
         self.timeout_cooldown_s = TIMEOUT_COOLDOWN_S
         self._lock = threading.Lock()  # guards the state fields below
         self._collections_lock = threading.Lock()
         self._maint_lock = threading.Lock()
         self._stop = threading.Event()
-        self._wake = threading.Event()
+        # the schedule (change debounce, interval, boot) and the condition guarding it
+        self._cond = threading.Condition()
+        self._schedule = RefreshSchedule(
+            debounce=self.qs.update.debounce_ms / 1000,
+            interval=self.qs.update.interval_ms / 1000,
+            change_reason="change",
+        )
         self._threads: list[threading.Thread] = []
         self._started = False
         self._reconciled = False
@@ -172,8 +180,6 @@ class QmdBackend:
         self.last_update: _Step | None = None
         self.last_embed: _Step | None = None
         self.refreshing: str | None = None
-        self._changed_at: float | None = None
-        self._next_update = 0.0
         self._next_embed = 0.0
 
     # -- lifecycle -----------------------------------------------------------------
@@ -193,17 +199,18 @@ class QmdBackend:
                 return
             self._started = True
         now = time.monotonic()
-        self._next_update = now + self.qs.update.interval_ms / 1000
         self._next_embed = now + self.qs.update.embed_interval_ms / 1000
+        with self._cond:
+            self._schedule.start_interval(now)
         boot = self.qs.update.on_boot
         if wait is None:
             wait = self.qs.update.wait_for_boot_sync
         if boot and wait:
             self._guarded_refresh("boot")
-            boot = False
-        self._spawn(self._scheduler, "qmd-scheduler", boot)
-        if self.watch:
-            self._spawn(self._watcher, "qmd-watcher")
+        elif boot:
+            with self._cond:
+                self._schedule.request("boot", first=True)
+        self._spawn(self._scheduler, "qmd-scheduler")
 
     def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
         t = threading.Thread(target=target, args=args, name=name, daemon=True)
@@ -213,16 +220,30 @@ class QmdBackend:
     def close(self) -> None:
         """Stop the schedule and kill any qmd process group still running."""
         self._stop.set()
-        self._wake.set()
+        with self._cond:
+            self._cond.notify_all()
         self.runner.close()
         for t in self._threads:
             t.join(timeout=5)
 
     def notify_change(self) -> None:
         """A memory file changed: update after ``debounceMs`` of quiet."""
-        with self._lock:
-            self._changed_at = time.monotonic()
-        self._wake.set()
+        with self._cond:
+            self._schedule.note_change(time.monotonic())
+            self._cond.notify_all()
+
+    def watch_trees(self) -> tuple[Path, ...]:
+        """The folders of the ``memory.qmd.paths`` collections, whose Markdown files
+        qmd indexes, for the sync service's watch plan (which skips any already
+        covered by the workspace's own)."""
+        return tuple(c.path for c in self.collections if c.kind == "path")
+
+    def watch_transcripts(self) -> Path | None:
+        """The transcripts folder when qmd exports sessions (a new transcript line
+        means a new export), for the sync service's watch plan."""
+        if self.sessions_out is None:
+            return None
+        return sessions_dir(self.settings.state_dir, self.settings.agent_id)
 
     # -- maintenance -------------------------------------------------------------
     def ensure_collections(self, timeout_s: float | None = None) -> None:
@@ -314,34 +335,21 @@ class QmdBackend:
             self.last_embed = _Step(time.time(), False, time.monotonic() - t0, str(exc))
             log.warning("qmd embed failed (%s): %s", reason, exc)
 
-    def _scheduler(self, boot: bool) -> None:
-        if boot:
-            self._guarded_refresh("boot")
-        u = self.qs.update
-        while not self._stop.is_set():
-            now = time.monotonic()
-            deadlines = []
-            if u.interval_ms > 0:
-                deadlines.append(self._next_update)
-            with self._lock:
-                changed = self._changed_at
-            if changed is not None:
-                deadlines.append(changed + u.debounce_ms / 1000)
-            wait = max(0.05, min(deadlines) - now) if deadlines else None
-            self._wake.wait(timeout=wait)
-            self._wake.clear()
-            if self._stop.is_set():
-                return
-            now = time.monotonic()
-            with self._lock:
-                changed = self._changed_at
-                due_change = changed is not None and now >= changed + u.debounce_ms / 1000
-                if due_change:
-                    self._changed_at = None
-            due_interval = u.interval_ms > 0 and now >= self._next_update
-            if due_change or due_interval:
-                self._next_update = now + u.interval_ms / 1000
-                self._guarded_refresh("change" if due_change else "interval")
+    def _scheduler(self) -> None:
+        """Run the refreshes the schedule makes due (boot, change, interval)."""
+        while True:
+            with self._cond:
+                while True:
+                    if self._stop.is_set():
+                        return
+                    job, wait = self._schedule.take(time.monotonic())
+                    if job is not None:
+                        break
+                    self._cond.wait(wait)
+            self._guarded_refresh(job.reason)
+            with self._cond:
+                # ``update.interval`` counts from the last update, whatever caused it
+                self._schedule.start_interval(time.monotonic())
 
     def _guarded_refresh(self, reason: str) -> None:
         try:
@@ -351,45 +359,6 @@ class QmdBackend:
             err = QmdError("exit", f"{type(exc).__name__}: {exc}")
             self._record_failure(err, reason, source="maintenance")
 
-    def _watch_paths(self) -> list[Path]:
-        roots = [self.workspace.root / "memory"]
-        roots += [c.path for c in self.collections if c.kind == "path"]
-        if self.sessions_out is not None:
-            roots.append(sessions_dir(self.settings.state_dir, self.settings.agent_id))
-        out: list[Path] = []
-        for p in roots:
-            if p.is_dir() and not any(p == o or p.is_relative_to(o) for o in out):
-                out.append(p)
-        return out
-
-    def _watcher(self) -> None:
-        import watchfiles
-
-        from engine.workspace.files import IGNORED_DIRS
-
-        def keep(_change: object, path: str) -> bool:
-            return not any(part in IGNORED_DIRS for part in Path(path).parts)
-
-        while not self._stop.is_set():
-            paths = self._watch_paths()
-            if not paths:
-                self._stop.wait(5.0)
-                continue
-            try:
-                for _ in watchfiles.watch(
-                    *paths,
-                    watch_filter=keep,
-                    stop_event=self._stop,
-                    rust_timeout=1000,
-                    yield_on_timeout=False,
-                    debounce=200,
-                ):
-                    self.notify_change()
-            except (OSError, RuntimeError) as exc:
-                log.warning("qmd watcher: %s", exc)
-                self._stop.wait(5.0)
-
-    # -- health ------------------------------------------------------------------
     def _record_ok(self, source: str = "search") -> None:
         """qmd answered. A working ``update`` does not vouch for a failing search."""
         with self._lock:

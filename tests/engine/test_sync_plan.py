@@ -7,7 +7,7 @@ from pathlib import Path
 
 from watchfiles import Change
 
-from engine.index.sync_service import build_watch_plan, plan_signature
+from engine.index.watch import build_watch_plan, plan_signature
 from engine.workspace.files import Workspace
 from tests.engine_fixtures import write
 

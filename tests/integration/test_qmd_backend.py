@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -405,3 +406,38 @@ def _eventually(check, timeout: float = 20.0) -> bool:
             return True
         time.sleep(0.3)
     return False
+
+
+def test_the_sync_services_watcher_and_schedule_keep_qmd_current(fresh: World) -> None:
+    """One watcher for both indexes: a note added to a qmd collection folder outside
+    the workspace reaches qmd through the sync service's watch plan, the engine's
+    ``mark_dirty`` and qmd's debounce, with no watcher thread of qmd's own."""
+    from engine.index.sync_service import SyncService
+
+    engine = fresh.engine(
+        {
+            "paths": [{"name": "trips", "path": str(fresh.notes)}],
+            "update": {"debounceMs": 300, "interval": "1h"},
+        }
+    )
+    assert engine.qmd is not None
+    assert memory_search(engine, "platypus")["results"] == []
+    service = SyncService(engine)
+    service.start()
+    try:
+        assert service.wait_watching(10)
+        plan = service._plan()
+        assert fresh.notes in plan.dirs and fresh.notes / "sub" in plan.dirs
+        assert fresh.notes in plan.trees
+        (fresh.notes / "sub" / "platypus.md").write_text(
+            "# Creek\n\nA platypus surfaced at dawn.\n", encoding="utf-8"
+        )
+        assert _eventually(lambda: memory_search(engine, "platypus dawn")["results"])
+        hit = memory_search(engine, "platypus dawn")
+        assert hit["backend"] == "qmd"
+        assert hit["results"][0]["path"] == "qmd/trips/sub/platypus.md"
+        assert engine.qmd.last_update is not None and engine.qmd.last_update.detail == "change"
+        names = {t.name for t in threading.enumerate()}
+        assert "qmd-scheduler" in names and not any("qmd-watch" in n for n in names)
+    finally:
+        service.stop()

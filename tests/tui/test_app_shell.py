@@ -86,7 +86,6 @@ def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app, tmp_path) 
         fts_engine.workspace,
         qmd_settings=QmdSettings(command=str(failing)),
         embed_model=None,
-        watch=False,
     )
     assert backend.refresh("manual") is False  # the real failure path records the fallback
     fts_engine.qmd = backend
