@@ -125,6 +125,18 @@ class Database:
         return rows[0][0] if rows else None
 
     @contextmanager
+    def attached(self, path: Path | str, alias: str) -> Iterator[Database]:
+        """Another database file under ``alias`` for the block (rows copied between
+        files never pass through Python); detached afterwards, even on error.
+        ``alias`` is an identifier chosen by the caller, never user input."""
+        self.execute(f"attach database ? as {alias}", (str(path),))
+        try:
+            yield self
+        finally:
+            with contextlib.suppress(DatabaseError):
+                self.execute(f"detach database {alias}")
+
+    @contextmanager
     def transaction(self) -> Iterator[Database]:
         """BEGIN IMMEDIATE … COMMIT, rolled back on any exception."""
         with self._lock:

@@ -4,8 +4,9 @@ The builtin index's :class:`~engine.index.sync_service.SyncService` and the qmd
 sidecar (:class:`~engine.qmd.backend.QmdBackend`) both turn a stream of
 triggers — file changes, explicit requests, a retry after a failure, a fixed
 interval — into as few runs as possible. This module is that logic, and only
-that: no threads, no clock of its own (every method takes ``now``), so each
-owner runs it under its own lock and the rules are tested once.
+that: no clock of its own (every method takes ``now``), so each owner runs it
+under its own lock and the rules are tested once; :func:`wait_for_job` is the
+one waiting loop both owners run on their scheduler thread.
 
 The rules:
 
@@ -22,6 +23,9 @@ The rules:
 from __future__ import annotations
 
 import math
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -110,3 +114,30 @@ class RefreshSchedule:
         if interval_due:
             self.start_interval(now)
         return job, None
+
+
+def wait_for_job(
+    schedule: RefreshSchedule,
+    cond: threading.Condition,
+    stop: threading.Event,
+    *,
+    tick: float | None = None,
+    on_tick: Callable[[], None] | None = None,
+) -> Job | None:
+    """Block until ``schedule`` has a run due and take it; ``None`` once ``stop`` is set.
+
+    The caller holds ``cond`` (whoever changes the schedule notifies it). With
+    ``tick`` the wait never lasts longer, and ``on_tick`` runs (still holding
+    ``cond``) after each wait, for conditions no trigger reports, such as an
+    index file deleted behind the owner's back.
+    """
+    while not stop.is_set():
+        job, wait = schedule.take(time.monotonic())
+        if job is not None:
+            return job
+        if tick is not None:
+            wait = tick if wait is None else min(wait, tick)
+        cond.wait(wait)
+        if on_tick is not None:
+            on_tick()
+    return None

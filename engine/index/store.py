@@ -8,7 +8,6 @@ sqlite-vec loaded and the dimension is known.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -460,19 +459,13 @@ class Store:
         if not Path(other_path).exists():
             return 0
         try:
-            self.db.execute("attach database ? as old", (str(other_path),))
+            with self.db.attached(other_path, "old") as db:
+                db.execute(
+                    "insert or ignore into embedding_cache select * from old.embedding_cache"
+                )
+                return int(db.scalar("select changes()") or 0)
         except DatabaseError:
             return 0
-        try:
-            self.db.execute(
-                "insert or ignore into embedding_cache select * from old.embedding_cache"
-            )
-            return int(self.db.scalar("select changes()") or 0)
-        except DatabaseError:
-            return 0
-        finally:
-            with contextlib.suppress(DatabaseError):
-                self.db.execute("detach database old")
 
     # -- retrieval --------------------------------------------------------------
     def fts_search(self, match: str, limit: int, sources: Sequence[str]) -> list[tuple[int, float]]:

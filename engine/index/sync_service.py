@@ -48,7 +48,7 @@ from engine.config.paths import sessions_dir
 from engine.events import Event, EventBus, FileError, SearchTimed, SyncDone, SyncStatus
 from engine.index.indexer import SyncCancelled
 from engine.index.lock import LockWaitCancelled
-from engine.index.schedule import RefreshSchedule
+from engine.index.schedule import RefreshSchedule, wait_for_job
 from engine.index.watch import DirectoryWatcher, WatchPlan, build_watch_plan
 
 if TYPE_CHECKING:
@@ -329,8 +329,15 @@ class SyncService:
             return "start"
         return None
 
-    def _index_missing(self) -> bool:
-        return not os.path.exists(self.engine.index_path)
+    def _request_if_missing(self) -> None:
+        """Queue a sync when the index file vanished (no retry already pending)."""
+        sched = self._schedule
+        if (
+            sched.retry_at is None
+            and "missing" not in sched.requests
+            and not os.path.exists(self.engine.index_path)
+        ):
+            sched.request("missing")
 
     def _scheduler_loop(self) -> None:
         # Changes made before the watcher is armed have no event: wait for it (briefly)
@@ -344,22 +351,16 @@ class SyncService:
             self._cond.notify_all()
         while True:
             with self._cond:
-                while True:
-                    if self._stop.is_set():
-                        return
-                    job, wait = self._schedule.take(time.monotonic())
-                    if job is not None:
-                        break
-                    # Wake at least every poll interval to notice a deleted index file.
-                    tick = self.poll_interval if wait is None else min(wait, self.poll_interval)
-                    self._cond.wait(tick)
-                    sched = self._schedule
-                    if (
-                        sched.retry_at is None
-                        and "missing" not in sched.requests
-                        and self._index_missing()
-                    ):
-                        sched.request("missing")
+                # Wake at least every poll interval to notice a deleted index file.
+                job = wait_for_job(
+                    self._schedule,
+                    self._cond,
+                    self._stop,
+                    tick=self.poll_interval,
+                    on_tick=self._request_if_missing,
+                )
+                if job is None:
+                    return
                 reason, force = job.reason, job.force
                 self._running_reason = reason
                 self._running_gen = self._gen

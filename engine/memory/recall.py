@@ -21,7 +21,6 @@ Three promises shape the module:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import threading
 import time
@@ -258,19 +257,13 @@ def carry_over(old: Store, new_path: Path | str) -> int:
     """
     try:
         ensure_schema(old)
-        old.db.execute("attach database ? as carried", (str(new_path),))
+        with old.db.attached(new_path, "carried") as db:
+            for stmt in _SCHEMA:
+                db.execute(stmt.format(db="carried."))
+            db.execute(
+                f"insert into carried.recall_events({_COLUMNS}) "
+                f"select {_COLUMNS} from main.recall_events order by id"
+            )
+            return int(db.scalar("select changes()") or 0)
     except DatabaseError:
         return 0
-    try:
-        for stmt in _SCHEMA:
-            old.db.execute(stmt.format(db="carried."))
-        old.db.execute(
-            f"insert into carried.recall_events({_COLUMNS}) "
-            f"select {_COLUMNS} from main.recall_events order by id"
-        )
-        return int(old.db.scalar("select changes()") or 0)
-    except DatabaseError:
-        return 0
-    finally:
-        with contextlib.suppress(DatabaseError):
-            old.db.execute("detach database carried")

@@ -38,7 +38,7 @@ from typing import Any
 
 from engine.config.paths import sessions_dir
 from engine.config.settings import Settings
-from engine.index.schedule import RefreshSchedule
+from engine.index.schedule import RefreshSchedule, wait_for_job
 from engine.qmd.collections import (
     ReconcileReport,
     desired_collections,
@@ -339,13 +339,9 @@ class QmdBackend:
         """Run the refreshes the schedule makes due (boot, change, interval)."""
         while True:
             with self._cond:
-                while True:
-                    if self._stop.is_set():
-                        return
-                    job, wait = self._schedule.take(time.monotonic())
-                    if job is not None:
-                        break
-                    self._cond.wait(wait)
+                job = wait_for_job(self._schedule, self._cond, self._stop)
+            if job is None:
+                return
             self._guarded_refresh(job.reason)
             with self._cond:
                 # ``update.interval`` counts from the last update, whatever caused it

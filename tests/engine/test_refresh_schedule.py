@@ -65,3 +65,29 @@ def test_no_interval_when_off() -> None:
         s.start_interval(0.0)
         assert s.next_interval is None
         assert s.take(1e9) == (None, None)
+
+
+def test_wait_for_job_returns_the_due_run_or_none_once_stopped() -> None:
+    import threading
+
+    from engine.index.schedule import wait_for_job
+
+    cond, stop = threading.Condition(), threading.Event()
+    s = RefreshSchedule(debounce=1.0)
+    s.request("manual")
+    with cond:
+        assert wait_for_job(s, cond, stop) == Job("manual", False)
+    ticks: list[int] = []
+
+    def on_tick() -> None:  # what the sync service uses to notice a deleted index
+        ticks.append(1)
+        if len(ticks) == 3:
+            s.request("missing")
+
+    with cond:
+        assert wait_for_job(s, cond, stop, tick=0.01, on_tick=on_tick) == Job("missing", False)
+    assert len(ticks) == 3
+    stop.set()
+    s.request("manual")
+    with cond:
+        assert wait_for_job(s, cond, stop) is None  # stopping wins over pending work
