@@ -16,7 +16,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -394,18 +394,13 @@ def atomic_write_beneath(base: Path, rel: str, data: bytes, *, shown: str | None
                 continue
         else:  # pragma: no cover - 100 random collisions
             raise FileExistsError(f"{shown}: cannot create a temp file beside it")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-                if mode is not None:
-                    os.fchmod(fh.fileno(), mode)
-            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
+        _fill_and_swap(
+            fd,
+            data,
+            mode,
+            swap=lambda: os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd),
+            discard=lambda: os.unlink(tmp, dir_fd=dfd),
+        )
     finally:
         os.close(dfd)
 
@@ -417,17 +412,33 @@ def atomic_write(path: Path, data: bytes) -> None:
     with contextlib.suppress(FileNotFoundError):
         mode = stat.S_IMODE(os.stat(path).st_mode)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _fill_and_swap(
+        fd, data, mode, swap=lambda: os.replace(tmp, path), discard=lambda: os.unlink(tmp)
+    )
+
+
+def _fill_and_swap(
+    fd: int,
+    data: bytes,
+    mode: int | None,
+    *,
+    swap: Callable[[], None],
+    discard: Callable[[], None],
+) -> None:
+    """The end of every atomic write: fill the new temp file ``fd``, make it durable
+    with the old file's ``mode``, then ``swap`` it over the target; on any failure
+    ``discard`` it, so no temp file outlives a failed write."""
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
+            if mode is not None:
+                os.fchmod(fh.fileno(), mode)
+        swap()
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            discard()
         raise
 
 
