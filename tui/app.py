@@ -29,8 +29,11 @@ from engine.config.paths import memdeck_home
 from engine.core import Engine
 from engine.events import SyncDone, SyncFailed, SyncStarted
 from engine.index.sync_service import SyncService, SyncServiceState
+from engine.search.pipeline import SearchOutcome
 from engine.status import EngineStatus
+from engine.tools import search_result_dict
 from engine.workspace.files import ExternalChangeError
+from tui import export
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
 from tui.format import short_path, style_of
@@ -51,7 +54,13 @@ from tui.screens.dialogs import (
     QuitScreen,
 )
 from tui.screens.help import HelpScreen
-from tui.settings import UISettings, load_ui_settings, settings_path
+from tui.settings import (
+    SettingsWriteError,
+    UISettings,
+    load_ui_settings,
+    save_theme,
+    settings_path,
+)
 from tui.themes import (
     DEFAULT_DARK,
     DEFAULT_LIGHT,
@@ -306,6 +315,7 @@ class MemdeckApp(App[int]):
         self.startup_notice: str | None = None
         #: None: the tree shows from NARROW columns up; True/False: ctrl+b decided.
         self.tree_choice: bool | None = None
+        self.last_export: Path | None = None
 
     # -- theme variables --------------------------------------------------------------
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -448,10 +458,21 @@ class MemdeckApp(App[int]):
         self.open_location(message.path, message.line)
 
     def _theme_changed(self, _theme: object) -> None:
+        self._persist_theme()
         self.search_pane.rerank_or_redraw()
         self.monitor.redraw()
         self.memory_tree.relabel()
         self._update_topbar()
+
+    def _persist_theme(self) -> None:
+        """Remember the theme (ctrl+t, the palette, Textual's theme picker) for next time."""
+        path = self.ui.path or self.settings_file
+        try:
+            save_theme(path, self.theme)
+        except (SettingsWriteError, OSError) as exc:
+            self.notify(
+                f"Theme not remembered: {exc}", title="memdeck settings", severity="warning"
+            )
 
     def _update_topbar(self) -> None:
         st = self.status
@@ -608,6 +629,78 @@ class MemdeckApp(App[int]):
     def action_full_reindex(self) -> None:
         self.request_sync("reindex", force=True)
         self.notify("Full reindex requested; searches use the old index until the swap.", timeout=4)
+
+    # -- export -------------------------------------------------------------------------
+    def action_export_ranking(self) -> None:
+        """Write the ranking on screen to a file: asks for the path, never overwrites or
+        writes inside the memory tree without a yes."""
+        outcome = self.search_pane.outcome
+        if outcome is None:
+            self.notify("Search first: there is no ranking to export.", severity="warning")
+            return
+        at = self.clock()
+        base = Path.cwd()
+        if self._in_memory_tree(base / "x"):
+            base = self.display_home
+        screen = ExportScreen(
+            f"Export the ranking for “{outcome.query}”",
+            export.default_export_name(outcome.query, at),
+            base,
+        )
+        self.push_screen(screen, lambda path: self._export_to(path, outcome, at, []))
+
+    def _in_memory_tree(self, path: Path) -> bool:
+        root = self.engine.workspace.root.resolve()
+        return path.resolve().is_relative_to(root)
+
+    def _export_to(
+        self, path: Path | None, outcome: SearchOutcome, at: dt.datetime, agreed: list[str]
+    ) -> None:
+        if path is None:
+            return
+        questions = [
+            (
+                "tree",
+                self._in_memory_tree(path),
+                "Write inside the memory tree?",
+                f"{path} is inside the workspace memdeck indexes; the export would be "
+                "indexed and found by searches.",
+                "Write it there",
+            ),
+            (
+                "overwrite",
+                path.exists(),
+                "Overwrite the file?",
+                f"{path} exists. Replace it with the export?",
+                "Overwrite",
+            ),
+        ]
+        for key, needed, title, message, yes in questions:
+            if needed and key not in agreed:
+
+                def decided(ok: bool | None, key: str = key) -> None:
+                    if ok:
+                        self._export_to(path, outcome, at, [*agreed, key])
+                    else:
+                        self.notify("Not exported.", timeout=3)
+
+                self.push_screen(ConfirmScreen(title, message, yes=yes), decided)
+                return
+        if path.suffix.lower() == ".json":
+            text = export.ranking_json(
+                search_result_dict(self.engine, outcome, explain=True), outcome, at
+            )
+        else:
+            text = export.ranking_markdown(outcome, at)
+        try:
+            if path.is_dir():
+                raise IsADirectoryError(f"{path} is a folder")
+            export.write_new_file(path, text)
+        except OSError as exc:
+            self.notify(f"Not exported: {exc}", title="Export failed", severity="error")
+            return
+        self.last_export = path
+        self.notify(f"Exported {len(outcome.results)} results to {path}.", timeout=4)
 
     # -- editor -------------------------------------------------------------------------
     def open_location(self, path: str, line: int = 1) -> None:

@@ -97,6 +97,30 @@ def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
             binding="search.whynot",
         ),
         PaletteCommand(
+            "Copy: highlighted result (path#lines and text)",
+            "To the clipboard (OSC 52)",
+            partial(pane.copy_result),
+            binding="search.copy",
+        ),
+        PaletteCommand(
+            "Copy: breakdown of the highlighted result",
+            "The formula and parts as the breakdown shows them",
+            partial(pane.copy_result, breakdown=True, result=False),
+        ),
+        PaletteCommand("Copy: why-not list", "Every dropped candidate and why", pane.copy_whynot),
+        PaletteCommand(
+            "Export: ranking to a file (Markdown, or JSON for .json)",
+            "Asks for the path; never overwrites without asking",
+            app.action_export_ranking,
+            binding="search.export",
+        ),
+        PaletteCommand(
+            "View: hide or show the memory tree",
+            "The tree hides itself below 100 columns",
+            app.action_toggle_tree,
+            binding="app.tree",
+        ),
+        PaletteCommand(
             "Index: sync now",
             "Index changed files in the background",
             app.action_sync_now,

@@ -8,7 +8,10 @@ reported once, with the file name and the key.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,3 +110,161 @@ def load_ui_settings(path: Path) -> UISettings:
         path=path,
         problems=parsed.problems,
     )
+
+
+class SettingsWriteError(ValueError):
+    """The settings file cannot be updated safely; the message says why."""
+
+
+def save_theme(path: Path, theme: str) -> None:
+    """Set ``theme`` in the settings file, changing nothing else in it.
+
+    The file is JSON5 that people edit (comments, unquoted keys, trailing commas),
+    so it is not re-serialised: the value of the top-level ``theme`` key is replaced
+    in place, or a ``theme`` line is inserted after the opening brace. The result
+    must parse to the old object with only ``theme`` changed, or nothing is
+    written; the write is atomic (temporary file + rename), so a crash leaves the
+    old file or the new one, never half of one.
+    """
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raw = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsWriteError(f"{path}: cannot read ({exc})") from None
+    literal = json.dumps(theme)
+    if not raw.strip():
+        new = "{\n  // set by memdeck when you pick a theme (ctrl+t or the palette)\n"
+        new += f"  theme: {literal},\n}}\n"
+    else:
+        try:
+            old = json5.loads(raw)
+        except ValueError as exc:
+            raise SettingsWriteError(f"{path}: not valid JSON5 ({exc}); theme not saved") from None
+        if not isinstance(old, dict):
+            raise SettingsWriteError(f"{path}: expected an object at the top level")
+        span = _top_level_value_span(raw, "theme")
+        if span is not None:
+            new = raw[: span[0]] + literal + raw[span[1] :]
+        else:
+            brace = _top_level_brace(raw)
+            rest = raw[brace + 1 :]
+            sep = "" if rest.startswith(("\n", "\r\n")) else "\n  "
+            new = raw[: brace + 1] + f"\n  theme: {literal}," + sep + rest
+        try:
+            same = json5.loads(new) == {**old, "theme": theme}
+        except ValueError:
+            same = False
+        if not same:  # e.g. theme is not a plain string: never write a changed meaning
+            raise SettingsWriteError(f"{path}: could not set theme without changing more")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(new)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _skip_space(text: str, i: int) -> int:
+    """Index of the next character that is not whitespace or a comment."""
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end + 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = len(text) if end < 0 else end + 2
+        else:
+            return i
+    return i
+
+
+def _string_end(text: str, i: int) -> int:
+    """Index just past the string literal starting at ``text[i]`` (a quote)."""
+    quote = text[i]
+    i += 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == quote:
+            return i + 1
+        i += 1
+    raise SettingsWriteError("unterminated string in the settings file")
+
+
+def _top_level_brace(text: str) -> int:
+    i = _skip_space(text, 0)
+    if i >= len(text) or text[i] != "{":
+        raise SettingsWriteError("the settings file does not start with '{'")
+    return i
+
+
+def _scalar_end(text: str, i: int) -> int:
+    """End of the value starting at ``i`` when it is a scalar (string, number, word)."""
+    if text[i] in "\"'":
+        return _string_end(text, i)
+    j = i
+    while j < len(text) and text[j] not in ",}]\n/" and not text[j].isspace():
+        j += 1
+    return j
+
+
+def _top_level_value_span(text: str, key: str) -> tuple[int, int] | None:
+    """(start, end) of the scalar value of top-level ``key``; None when absent."""
+    i = _top_level_brace(text) + 1
+    depth = 1
+    expect_key = True
+    while i < len(text) and depth > 0:
+        i = _skip_space(text, i)
+        if i >= len(text):
+            break
+        c = text[i]
+        if c in "\"'":
+            end = _string_end(text, i)
+            name = json5.loads(text[i:end])
+            j = _skip_space(text, end)
+            if depth == 1 and expect_key and j < len(text) and text[j] == ":":
+                start = _skip_space(text, j + 1)
+                if name == key:
+                    return start, _scalar_end(text, start)
+                i, expect_key = start, False
+                continue
+            i = end
+        elif c in "{[":
+            depth += 1
+            i += 1
+        elif c in "}]":
+            depth -= 1
+            i += 1
+        elif c == ",":
+            if depth == 1:
+                expect_key = True
+            i += 1
+        elif c == ":":
+            i += 1
+        elif c.isalpha() or c in "_$":
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] in "_$"):
+                j += 1
+            k = _skip_space(text, j)
+            if depth == 1 and expect_key and k < len(text) and text[k] == ":":
+                start = _skip_space(text, k + 1)
+                if text[i:j] == key:
+                    return start, _scalar_end(text, start)
+                i, expect_key = start, False
+                continue
+            i = j
+        else:
+            i += 1
+    return None

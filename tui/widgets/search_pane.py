@@ -29,7 +29,7 @@ from textual.worker import get_current_worker
 from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
-from tui import toggles
+from tui import export, toggles
 from tui.format import bar_cells, location, num, signed_shift, stacked_bar, style_of
 from tui.messages import OpenLocation, SearchFailed, SearchFinished
 from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
@@ -99,6 +99,23 @@ class SearchPane(Vertical):
             id="search.whynot",
             show=False,
             tooltip="Switch between the breakdown and the why-not list",
+        ),
+        Binding(
+            "ctrl+o",
+            "copy",
+            "Copy",
+            id="search.copy",
+            show=False,
+            tooltip="Copy what the detail shows: the result (path#lines, text) and its "
+            "breakdown, or the why-not list",
+        ),
+        Binding(
+            "f10",
+            "app.export_ranking",
+            "Export",
+            id="search.export",
+            show=False,
+            tooltip="Export the whole ranking to a Markdown or JSON file (asks for the path)",
         ),
         Binding(
             "down",
@@ -289,6 +306,33 @@ class SearchPane(Vertical):
     def action_toggle_detail(self) -> None:
         tabs = self.query_one("#detail-tabs", TabbedContent)
         tabs.active = "tab-whynot" if tabs.active == "tab-breakdown" else "tab-breakdown"
+
+    # -- copy -------------------------------------------------------------------------
+    def action_copy(self) -> None:
+        tabs = self.query_one("#detail-tabs", TabbedContent)
+        if tabs.active == "tab-whynot":
+            self.copy_whynot()
+        else:
+            self.copy_result(breakdown=True)
+
+    def copy_result(self, *, breakdown: bool = False, result: bool = True) -> None:
+        c = self.highlighted()
+        if c is None or self.outcome is None:
+            self.app.notify("No result is highlighted.", severity="warning", timeout=3)
+            return
+        parts = [export.result_clip(c)] if result else []
+        if breakdown:
+            parts.append(export.breakdown_clip(c, self.outcome))
+        self.app.copy_to_clipboard("\n".join(parts))
+        what = " and ".join(w for w, on in (("result", result), ("breakdown", breakdown)) if on)
+        self.app.notify(f"Copied the {what} of {export.anchor(c)}.", timeout=3)
+
+    def copy_whynot(self) -> None:
+        if self.outcome is None:
+            self.app.notify("Search first: nothing to copy.", severity="warning", timeout=3)
+            return
+        self.app.copy_to_clipboard(export.whynot_clip(self.outcome))
+        self.app.notify(f"Copied {len(self.outcome.dropped)} why-not rows.", timeout=3)
 
     def action_leave(self) -> None:
         results = self.query_one("#results", DataTable)
