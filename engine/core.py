@@ -389,7 +389,8 @@ class Engine:
             provider_fallback=getattr(provider, "switch", None),
             multimodal=MultimodalScope(active, why),
             mode="hybrid" if provider else "fts",
-            files=counts["files"],
+            # refused files have a row (with the reason) but nothing indexed
+            files=sum(1 for r in files.values() if r.chunks or not r.error),
             files_on_disk=len(on_disk),
             chunks=counts["chunks"],
             embedded_chunks=counts["embedded"],

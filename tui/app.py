@@ -867,7 +867,7 @@ class MemdeckApp(App[int]):
 def key_sections() -> list[KeySection]:
     """Where each group of bindings works (drives help and keymap validation)."""
     return [
-        KeySection("Everywhere (also in the editor)", _GlobalKeys, screen="*", in_text_field=True),
+        KeySection("Everywhere", _GlobalKeys, screen="*", in_text_field=True),
         KeySection("Outside text fields", _TypingKeys),
         KeySection("Search pane", SearchPane, widget=True, in_text_field=True),
         KeySection("Memory tree", MemoryTree, widget=True),

@@ -93,9 +93,7 @@ def test_images_and_audio_are_embedded_from_their_bytes(build, server, media) ->
     assert "media/voice-memo-atlas.mp3" in files
     assert "memory/outside-extra.png" not in files and "media/linked.mp3" not in files
     assert "media/readme.txt" not in files
-    assert (
-        "over multimodal.maxFileBytes (1000)" in eng.status().file_errors["media/huge-scan.png"]
-    )
+    assert "over multimodal.maxFileBytes (1000)" in eng.status().file_errors["media/huge-scan.png"]
     # the label makes a media file findable by the words of its name
     outcome = eng.search("team offsite", eng.default_options().with_(min_score=0, mode="fts"))
     top = outcome.results[0]

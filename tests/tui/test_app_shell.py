@@ -130,7 +130,7 @@ def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
         assert set(all_ids(key_sections())) <= ids
         by_id = {r[3]: r for r in rows}
         assert by_id["search.focus"][1] == "ctrl+g"
-        assert by_id["search.focus"][0] == "Everywhere (also in the editor)"
+        assert by_id["search.focus"][0] == "Everywhere"
         assert by_id["search.slash"][0] == "Outside text fields"
         assert by_id["search.mode"][1] == "f10"
         assert by_id["editor.save"][1] == "ctrl+s"

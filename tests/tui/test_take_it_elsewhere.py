@@ -19,7 +19,8 @@ def test_theme_chosen_with_ctrl_t_survives_a_restart(fts_engine, make_app, tmp_p
     settings = tmp_path / "mdh" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(
-        '// mine\n{\n  keymap: {"search.mode": "f11"},  // my keys\n  layout: {treeWidth: 30},\n}\n',
+        '// mine\n{\n  keymap: {"search.mode": "f11"},  // my keys\n'
+        "  layout: {treeWidth: 30},\n}\n",
         encoding="utf-8",
     )
     first = make_app(fts_engine, ui_settings=load_ui_settings(settings), env=env)

@@ -34,10 +34,9 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-box"):
             yield Label("memdeck keys", classes="dialog-title")
             yield Static(
-                "Keys in the first group work everywhere, in the editor too (ctrl+f "
-                "searches, alt+1–4 switch panes); outside text fields / ? and 1–4 do the "
-                "same. ctrl+p opens the command palette. Keys are remapped by binding id in "
-                f'{self._hint} → "keymap".',
+                "Everywhere keys work in the editor too (ctrl+f search, alt+1–4 panes); "
+                "outside text fields / ? and 1–4 do the same. ctrl+p: command palette. "
+                f'Remap by binding id in {self._hint} → "keymap".',
                 id="help-intro",
             )
             yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
@@ -52,16 +51,15 @@ class HelpScreen(ModalScreen[None]):
         # The "does" column takes what the box leaves (each column pads 1 cell a
         # side, plus a scrollbar) and wraps; the others keep their longest entry.
         inner = min(self.app.size.width, 118) - 6  # #help-box: border 1+1, padding 2+2
-        widths[0] = min(widths[0], 18)
-        widths[2] = max(20, inner - widths[0] - widths[1] - widths[3] - 8 - 2)
+        wide = inner >= 90
+        widths[0] = min(widths[0], 18 if wide else 10)
+        widths[1] = min(widths[1], 16 if wide else 10)
+        widths[3] = min(widths[3], 20 if wide else 12)
+        widths[2] = max(16, inner - widths[0] - widths[1] - widths[3] - 8 - 2)
         for key, width in zip(("where", "key", "does", "id"), widths, strict=True):
-            table.add_column(key if key != "id" else "binding id", key=key, width=width)
-        for where, keys, what, binding_id in rows:
-            table.add_row(
-                Text(where, overflow="fold"),
-                keys,
-                Text(what, overflow="fold"),
-                binding_id,
-                height=None,
+            table.add_column(
+                key if key != "id" else "binding id" if wide else "id", key=key, width=width
             )
+        for row in rows:
+            table.add_row(*(Text(cell, overflow="fold") for cell in row), height=None)
         table.focus()

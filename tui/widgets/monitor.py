@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, ProgressBar, RichLog, Sparkline, Static
@@ -28,6 +29,8 @@ from engine.status import EngineStatus
 from tui.format import ago, clock_time, duration, short_path, style_of
 
 HISTORY = 40
+#: Narrower than this, the facts are one per line instead of two side by side.
+NARROW_FACTS = 80
 
 
 class MonitorPane(VerticalScroll):
@@ -53,6 +56,10 @@ class MonitorPane(VerticalScroll):
         self.running: SyncStarted | None = None
         self.last_done: SyncDone | None = None
         self.errors_logged = 0
+        self._drawn_narrow = False
+        #: refused/warned files as the index lists them now (path → reason)
+        self.file_errors: dict[str, str] = {}
+        self.events_log: collections.deque[Text] = collections.deque(maxlen=200)
 
     def compose(self) -> ComposeResult:
         yield Static(id="monitor-facts")
@@ -81,9 +88,10 @@ class MonitorPane(VerticalScroll):
         self.status = status
         self._show_facts()
         self._show_qmd()
+        # The refused files are the index's current list: a file fixed or deleted
+        # leaves it at the next sync, and each file is listed once.
+        self._set_file_errors({p: _reason(p, e) for p, e in status.file_errors.items()})
         if first:
-            for path, error in sorted(status.file_errors.items()):
-                self.log_error(f"{path}: {error}")
             if status.provider_error:
                 self.log_error(f"provider: {status.provider_error}")
             if status.recovered:
@@ -116,8 +124,7 @@ class MonitorPane(VerticalScroll):
                 f"sync time · last {duration(event.duration)}"
                 f" · max {duration(max(self.sync_durations))}"
             )
-            for err in event.errors:
-                self.log_error(err)
+            # event.errors are the FileError events already shown (once, by path)
             self._show_progress()
             self._show_facts()
         elif isinstance(event, SyncFailed):
@@ -126,7 +133,9 @@ class MonitorPane(VerticalScroll):
             self.log_error(f"sync ({event.reason}) failed: {event.error}")
             self._show_progress()
         elif isinstance(event, FileError):
-            self.log_error(f"{event.path}: {event.error}")
+            self._set_file_errors(
+                {**self.file_errors, event.path: _reason(event.path, event.error)}
+            )
         elif isinstance(event, SearchTimed):
             self.search_ms.append(event.duration_ms)
             self.query_one("#spark-search", Sparkline).data = list(self.search_ms)
@@ -134,14 +143,42 @@ class MonitorPane(VerticalScroll):
                 f"search · last {event.duration_ms:.1f} ms · max {max(self.search_ms):.1f} ms"
             )
 
+    @property
+    def narrow(self) -> bool:
+        return 0 < self.size.width < NARROW_FACTS
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = 0 < event.size.width < NARROW_FACTS
+        if narrow != self._drawn_narrow:
+            self._drawn_narrow = narrow
+            self._show_facts()
+
     def redraw(self) -> None:
         self._show_facts()
         self._show_qmd()
 
     def log_error(self, text: str) -> None:
+        """A problem that happened (sync failure, watcher, provider): stamped, kept."""
         self.errors_logged += 1
         stamp = clock_time(self._now(), self._tz)
-        self.query_one("#monitor-errors", RichLog).write(Text(f"{stamp}  {text}"))
+        line = Text(f"{stamp}  {text}")
+        self.events_log.append(line)
+        self.query_one("#monitor-errors", RichLog).write(line)
+
+    def _set_file_errors(self, errors: dict[str, str]) -> None:
+        if errors == self.file_errors:
+            return
+        self.file_errors = errors
+        log = self.query_one("#monitor-errors", RichLog)
+        log.clear()
+        bad = style_of(self.app.theme_variables, "state-error")
+        for path, reason in sorted(errors.items()):
+            line = Text("✗ ", style=bad)
+            line.append(path, style="bold")
+            line.append(f": {reason}")
+            log.write(line)
+        for line in self.events_log:
+            log.write(line)
 
     # -- drawing --------------------------------------------------------------------
     def _show_progress(self) -> None:
@@ -267,8 +304,17 @@ class MonitorPane(VerticalScroll):
                 Text(str(len(st.file_errors)), style=bad if st.file_errors else ok),
             ),
         ]
-        for row in rows:
-            t.add_row(*row)
+        if self.narrow:
+            # One fact per line: side by side, the values got no room below ~80 cells.
+            t = Table.grid(padding=(0, 2))
+            t.add_column(style="bold", no_wrap=True, min_width=9)
+            t.add_column(ratio=1, overflow="fold")
+            for a, b, c, d in rows:
+                t.add_row(a, b)
+                t.add_row(c, d)
+        else:
+            for row in rows:
+                t.add_row(*row)
         self.query_one("#monitor-facts", Static).update(Group(paths, t))
 
     def _show_qmd(self) -> None:
@@ -319,6 +365,11 @@ class MonitorPane(VerticalScroll):
                 t.add_row("last failure", Text(qmd.last_failure))
         title = Text("QMD backend", style="bold")
         widget.update(Group(title, t))
+
+
+def _reason(path: str, error: str) -> str:
+    """The indexer's message without the path it starts with (shown once, beside it)."""
+    return error.removeprefix(f"{path}: ")
 
 
 def _describe_run(run: QmdStep | None) -> str:

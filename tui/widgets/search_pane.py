@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -36,6 +36,10 @@ from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
 
 SCORE_BAR = 8
 PART_BAR = 3
+#: Narrower than this, the results drop the parts columns so locations fit.
+COMPACT_WIDTH = 90
+#: Shorter than this, the results list shrinks to leave the why-not list rows.
+SHORT_HEIGHT = 30
 
 
 class SearchPane(Vertical):
@@ -122,7 +126,7 @@ class SearchPane(Vertical):
             "cursor(1)",
             show=False,
             id="search.next",
-            tooltip="Next result (from the search box)",
+            tooltip="Next result, or dropped candidate on the why-not tab (from the search box)",
         ),
         Binding(
             "up",
@@ -130,6 +134,20 @@ class SearchPane(Vertical):
             show=False,
             id="search.previous",
             tooltip="Previous result (from the search box)",
+        ),
+        Binding(
+            "pagedown",
+            "cursor(5)",
+            show=False,
+            id="search.page_down",
+            tooltip="Five rows down (from the search box)",
+        ),
+        Binding(
+            "pageup",
+            "cursor(-5)",
+            show=False,
+            id="search.page_up",
+            tooltip="Five rows up (from the search box)",
         ),
     ]
 
@@ -158,6 +176,7 @@ class SearchPane(Vertical):
         self.shown = 0
         self.painted = 0
         self._whynot_drawn: SearchOutcome | None = None
+        self.compact = False
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -186,13 +205,7 @@ class SearchPane(Vertical):
         if not self._blink:
             inp.cursor_blink = False
         results = self.query_one("#results", DataTable)
-        results.add_column("#", key="rank", width=2)
-        results.add_column("score", key="score", width=SCORE_BAR + 6)
-        results.add_column("vector", key="vector", width=PART_BAR + 5)
-        results.add_column("text", key="text", width=PART_BAR + 5)
-        results.add_column("decay", key="decay", width=5)
-        results.add_column("mmr", key="mmr", width=3)
-        results.add_column("location", key="location")
+        self._add_result_columns(results)
         whynot = self.query_one("#whynot", DataTable)
         whynot.add_column("location", key="location")
         whynot.add_column("score", key="score", width=6)
@@ -200,6 +213,30 @@ class SearchPane(Vertical):
         whynot.add_column("reason", key="reason")
         self._show_toggles()
         self._show_status()
+
+    def _add_result_columns(self, results: DataTable[Text]) -> None:
+        results.add_column("#", key="rank", width=2)
+        results.add_column("score", key="score", width=SCORE_BAR + 6)
+        if not self.compact:
+            results.add_column("vector", key="vector", width=PART_BAR + 5)
+            results.add_column("text", key="text", width=PART_BAR + 5)
+            results.add_column("decay", key="decay", width=5)
+            results.add_column("mmr", key="mmr", width=3)
+        results.add_column("location", key="location")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below COMPACT_WIDTH the parts columns go (the breakdown still has them), so
+        a result's location is never cut; below SHORT_HEIGHT the results list
+        shrinks so the why-not list keeps rows."""
+        self.set_class(event.size.height < SHORT_HEIGHT, "-short")
+        compact = event.size.width < COMPACT_WIDTH
+        if compact == self.compact:
+            return
+        self.compact = compact
+        results = self.query_one("#results", DataTable)
+        results.clear(columns=True)
+        self._add_result_columns(results)
+        self._draw(self.outcome)
 
     # -- typing → worker -----------------------------------------------------------
     @on(Input.Changed, "#search-input")
@@ -338,14 +375,19 @@ class SearchPane(Vertical):
         results = self.query_one("#results", DataTable)
         if self.app.focused is self.query_one("#search-input") and results.row_count:
             results.focus()
-        else:
+        elif self.app.query_one("#tree").display:
             self.app.action_focus_pane("tree")  # type: ignore[attr-defined]
+        else:  # the tree is hidden (narrow screen): the pane tabs, where 1–4 and / act
+            self.app.query_one("#panes Tabs").focus()
 
     def action_cursor(self, delta: int) -> None:
-        results = self.query_one("#results", DataTable)
-        if results.row_count:
-            row = max(0, min(results.row_count - 1, results.cursor_row + delta))
-            results.move_cursor(row=row)
+        """↑ ↓ pgup pgdn from the search box: move through the list the detail shows
+        (the results, or on the why-not tab the dropped candidates)."""
+        tabs = self.query_one("#detail-tabs", TabbedContent)
+        table = self.query_one("#whynot" if tabs.active == "tab-whynot" else "#results", DataTable)
+        if table.row_count:
+            row = max(0, min(table.row_count - 1, table.cursor_row + delta))
+            table.move_cursor(row=row)
 
     # -- opening ----------------------------------------------------------------------
     @on(Input.Submitted, "#search-input")
@@ -486,16 +528,23 @@ class SearchPane(Vertical):
             s_decay = style_of(v, "score-decay")
             s_mmr = style_of(v, "score-mmr")
             for c in outcome.results:
+                parts = (
+                    []
+                    if self.compact
+                    else [
+                        _part_cell(c.vector_score, s_vec),
+                        _part_cell(c.text_score, s_text),
+                        Text(
+                            f"×{c.decay_multiplier:.2f}" if c.age_days is not None else "·",
+                            style=s_decay,
+                        ),
+                        Text(signed_shift(c.mmr_shift) if c.mmr_position else "·", style=s_mmr),
+                    ]
+                )
                 results.add_row(
                     Text(str(c.final_rank), style="bold"),
                     self._score_cell(c, s_vec, s_text, s_final),
-                    _part_cell(c.vector_score, s_vec),
-                    _part_cell(c.text_score, s_text),
-                    Text(
-                        f"×{c.decay_multiplier:.2f}" if c.age_days is not None else "·",
-                        style=s_decay,
-                    ),
-                    Text(signed_shift(c.mmr_shift) if c.mmr_position else "·", style=s_mmr),
+                    *parts,
                     Text(location(c.path, c.start_line, c.end_line)),
                     key=str(c.chunk_id),
                 )
