@@ -33,6 +33,7 @@ from engine.search.pipeline import SearchOutcome
 from engine.status import EngineStatus
 from engine.tools import search_result_dict
 from engine.workspace.files import ExternalChangeError
+from engine.workspace.presence import WorkspaceProblem, create_workspace, workspace_problem
 from tui import export
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
@@ -316,6 +317,7 @@ class MemdeckApp(App[int]):
         #: None: the tree shows from NARROW columns up; True/False: ctrl+b decided.
         self.tree_choice: bool | None = None
         self.last_export: Path | None = None
+        self.workspace_problem: WorkspaceProblem | None = None
 
     # -- theme variables --------------------------------------------------------------
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -367,8 +369,10 @@ class MemdeckApp(App[int]):
         self.memory_tree.styles.width = self.ui.layout.tree_width
         self._apply_tree_display()
         self.bridge.attach(self.sync_service)
-        if self.sync_service is not None and not self.sync_service.started:
-            self.sync_service.start()
+        self.workspace_problem = workspace_problem(self.engine.workspace.root)
+        service = self.sync_service
+        if self.workspace_problem is None and service is not None and not service.started:
+            service.start()
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.refresh_tree()
         self.refresh_status()
@@ -380,6 +384,60 @@ class MemdeckApp(App[int]):
                 self.startup_notice, title="memdeck settings", severity="warning", timeout=12
             )
         self.action_focus_pane(self.ui.layout.start_pane)
+        if self.workspace_problem is not None:
+            self._report_workspace_problem(self.workspace_problem)
+
+    # -- a workspace that is not there ----------------------------------------------
+    def _report_workspace_problem(self, problem: WorkspaceProblem) -> None:
+        """Say it, instead of an empty index that looks "up to date"; offer to create
+        a missing folder (nothing is written without a yes)."""
+        if not problem.creatable:
+            self.notify(problem.message, title="No workspace", severity="error", timeout=30)
+            return
+
+        def decided(create: bool | None) -> None:
+            if create:
+                self.action_create_workspace()
+            else:
+                self.notify(
+                    f"{problem.message}. Nothing was created; the palette's "
+                    "'Workspace: create' makes it later.",
+                    title="No workspace",
+                    severity="warning",
+                    timeout=10,
+                )
+
+        self.push_screen(
+            ConfirmScreen(
+                "The workspace does not exist",
+                f"{problem.path} does not exist, so there is nothing to index or search. "
+                f"Create it (with an empty memory/ folder)?",
+                yes="Create it",
+                no="Not now",
+            ),
+            decided,
+        )
+
+    def action_create_workspace(self) -> None:
+        problem = self.workspace_problem
+        if problem is None:
+            return
+        if not problem.creatable:
+            self.notify(problem.message, title="No workspace", severity="error")
+            return
+        try:
+            create_workspace(problem.path)
+        except OSError as exc:
+            self.notify(f"Not created: {exc}", title="No workspace", severity="error")
+            return
+        self.workspace_problem = None
+        if self.sync_service is not None and not self.sync_service.started:
+            self.sync_service.start()
+        self.request_sync("created")
+        self.refresh_tree()
+        self.refresh_status()
+        self._update_topbar()
+        self.notify(f"Created {problem.path}.", timeout=4)
 
     def on_unmount(self) -> None:
         self.shutdown()
@@ -481,7 +539,11 @@ class MemdeckApp(App[int]):
         bar.append(" memdeck ", style="bold reverse")
         state = self.service_state
         dirty = (st is not None and st.dirty) or (state is not None and state.dirty)
-        if self.syncing is not None or (state is not None and state.running):
+        if self.workspace_problem is not None:
+            what = {"missing": "workspace missing", "not_a_folder": "not a folder"}
+            kind = what.get(self.workspace_problem.kind, "workspace unreadable")
+            bar.append(f" ✗ {kind}", style=style_of(v, "state-error"))
+        elif self.syncing is not None or (state is not None and state.running):
             bar.append(" ⟳ syncing", style=style_of(v, "state-dirty"))
         elif st is not None and dirty:
             bar.append(" ◐ dirty", style=style_of(v, "state-dirty"))

@@ -175,6 +175,15 @@ def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
             app.action_sessions_view,
         ),
     ]
+    if app.workspace_problem is not None and app.workspace_problem.creatable:
+        cmds.insert(
+            0,
+            PaletteCommand(
+                f"Workspace: create {app.workspace_problem.path}",
+                "The folder does not exist yet; creates it with an empty memory/",
+                app.action_create_workspace,
+            ),
+        )
     editor = app.editor_pane
     if editor.rel is not None:
         cmds.append(

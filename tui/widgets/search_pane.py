@@ -36,8 +36,9 @@ from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
 
 SCORE_BAR = 8
 PART_BAR = 3
-#: Narrower than this, the results drop the parts columns so locations fit.
-COMPACT_WIDTH = 90
+#: Narrower than this, the results drop the parts columns so locations fit (the
+#: parts take 58 cells with padding and borders; a dated daily-log location ~26).
+COMPACT_WIDTH = 84
 #: Shorter than this, the results list shrinks to leave the why-not list rows.
 SHORT_HEIGHT = 30
 
