@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 from pathlib import Path
@@ -61,6 +62,60 @@ class Reference:
         if proc.returncode != 0:
             raise AssertionError(f"{script} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
         return json.loads(proc.stdout)
+
+
+    def cli(
+        self, home: Path, workspace: Path, *args: str, search: dict | None = None, timeout=600
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``openclaw ARGS`` with its home, state and config inside *home*.
+
+        The config points the default agent at *workspace* with
+        ``memory.search.provider = "none"`` (FTS-only), plus *search* keys.
+        """
+        config = home / "openclaw.json"
+        block = {"provider": "none", **(search or {})}
+        config.write_text(
+            json.dumps(
+                {"agents": {"defaults": {"workspace": str(workspace)}}, "memory": {"search": block}}
+            )
+        )
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "OPENCLAW_HOME": str(home),
+            "OPENCLAW_STATE_DIR": str(home / "state"),
+            "OPENCLAW_CONFIG_PATH": str(config),
+            "NO_COLOR": "1",
+            "CI": "1",
+        }
+        proc = subprocess.run(
+            [str(self.launcher), *args], capture_output=True, text=True, timeout=timeout, env=env
+        )
+        if proc.returncode != 0:
+            raise AssertionError(
+                f"openclaw {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
+            )
+        return proc
+
+    @staticmethod
+    def agent_db(home: Path) -> Path:
+        """OpenClaw's own index for the default agent (read-only use only)."""
+        return home / "state" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+
+    def indexed_chunks(self, home: Path) -> dict[str, list[tuple[int, int, str]]]:
+        """path → [(start, end, hash)] from OpenClaw's index, opened read-only."""
+        db = sqlite3.connect(f"file:{self.agent_db(home)}?mode=ro", uri=True)
+        try:
+            rows = db.execute(
+                "SELECT path, start_line, end_line, hash FROM memory_index_chunks "
+                "WHERE source = 'memory' ORDER BY path, start_line, end_line, hash"
+            ).fetchall()
+        finally:
+            db.close()
+        out: dict[str, list[tuple[int, int, str]]] = {}
+        for path, start, end, digest in rows:
+            out.setdefault(path, []).append((start, end, digest))
+        return out
 
 
 _cached: Reference | None = None
