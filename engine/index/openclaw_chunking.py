@@ -101,9 +101,7 @@ def _extra(cp: int) -> int:
 
 
 def _class_pattern(weight: int) -> re.Pattern[str]:
-    ranges = "".join(
-        f"\\U{start:08x}-\\U{end:08x}" for start, end, w in _WEIGHTS if w == weight
-    )
+    ranges = "".join(f"\\U{start:08x}-\\U{end:08x}" for start, end, w in _WEIGHTS if w == weight)
     return re.compile(f"[{ranges}]")
 
 
@@ -234,16 +232,44 @@ def chunk_openclaw(
     *per_entry* is true for MEMORY.md/USER.md; callers strip annotation carriers
     first for memory files (:func:`chunk_memory_file` does both).
     """
+    return [
+        c
+        for c, _ in chunk_entries(
+            content, tokens=tokens, overlap=overlap, per_entry=per_entry, keep_blank=keep_blank
+        )
+    ]
+
+
+def chunk_entries(
+    content: str,
+    *,
+    tokens: int = 400,
+    overlap: int = 80,
+    per_entry: bool = False,
+    keep_blank: bool = False,
+) -> list[tuple[Chunk, tuple[int, int] | None]]:
+    """Chunks with the line span of the ``- `` bullet entry each belongs to
+    (per-entry files only; ``None`` elsewhere), which OpenClaw reads an
+    entry's ``<!-- importance: N -->`` from."""
     max_chars = max(32, tokens * 4)
     overlap_chars = max(0, overlap * 4)
     chunks: list[Chunk] = []
+    spans: list[tuple[int, int] | None] = []
     current: list[_Entry] = []
     current_chars = 0
+    entry_start: int | None = None
+    entry_first = 0
 
     def flush() -> None:
         if current:
             text = "\n".join(e.text for e in current)
             chunks.append(Chunk(current[0].line, current[-1].line, text, _hash(text)))
+            spans.append(None)
+
+    def finish_entry(end_line: int) -> None:
+        if entry_start is not None:
+            for i in range(entry_first, len(spans)):
+                spans[i] = (entry_start, end_line)
 
     def carry(window: int) -> None:
         nonlocal current, current_chars
@@ -277,11 +303,15 @@ def chunk_openclaw(
         current.append(_Entry(segment, line_no))
         current_chars += size
 
+    index = 0
     for index, line in enumerate(content.split("\n")):
         line_no = index + 1
         if per_entry and (line.startswith("- ") or _HEADING.match(line) or index == 0):
             flush()
+            finish_entry(line_no - 1)
             current, current_chars = [], 0
+            entry_start = line_no if line.startswith("- ") else None
+            entry_first = len(chunks)
         if not line:
             append("", line_no, 0)
             continue
@@ -305,9 +335,11 @@ def chunk_openclaw(
                 append(coarse, line_no, coarse_chars)
             start = end
     flush()
+    finish_entry(index + 1)
+    pairs = list(zip(chunks, spans, strict=True))
     if keep_blank:
-        return chunks
-    return [c for c in chunks if c.text.strip(_JS_SPACE)]
+        return pairs
+    return [(c, span) for c, span in pairs if c.text.strip(_JS_SPACE)]
 
 
 # JavaScript's String.prototype.trim() whitespace (Python's str.strip() differs).

@@ -14,10 +14,37 @@ if not BENCH.is_dir():
     BENCH = Path("/work/shared/bench")
 SEEDS = BENCH.parent / "seeds"
 
-_WORDS = (
-    "alice bob tea guitar hiking project deadline meeting berlin paris memory "
-    "search index vector chunk the a of and to in is was for on with as at by"
-).split()
+_WORDS = [
+    "alice",
+    "bob",
+    "tea",
+    "guitar",
+    "hiking",
+    "project",
+    "deadline",
+    "meeting",
+    "berlin",
+    "paris",
+    "memory",
+    "search",
+    "index",
+    "vector",
+    "chunk",
+    "the",
+    "a",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "was",
+    "for",
+    "on",
+    "with",
+    "as",
+    "at",
+    "by",
+]
 
 
 def _piece(rng: random.Random) -> str:
@@ -111,3 +138,22 @@ def write_workspace(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode("utf-8"))
     return root
+
+
+def undated_workspace(conv: int = 1) -> dict[str, str]:
+    """A LoCoMo conversation whose session files carry no date in their names
+    (evergreen for OpenClaw: no decay), plus a curated MEMORY.md with headings,
+    bullets and importance annotations."""
+    files = locomo_workspaces()[conv]
+    out: dict[str, str] = {}
+    for number, (rel, text) in enumerate(sorted(files.items())):
+        if rel == "MEMORY.md":
+            continue
+        out[f"memory/notes/session-{number:02d}.md"] = text
+    first = files["MEMORY.md"].strip()
+    out["MEMORY.md"] = (
+        f"# People\n- {first}\n- Both like painting and camping <!-- importance: 9 -->\n\n"
+        "## Work\n- Counseling and mental health matter a lot <!-- importance: 3 -->\n"
+        "- Plans for adoption agencies\n"
+    )
+    return out

@@ -63,7 +63,6 @@ class Reference:
             raise AssertionError(f"{script} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
         return json.loads(proc.stdout)
 
-
     def cli(
         self, home: Path, workspace: Path, *args: str, search: dict | None = None, timeout=600
     ) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,905 @@
+"""The ``openclaw`` ranking profile: OpenClaw 2026.9.6's ``memory_search``, reproduced.
+
+A user who asks "why did my agent's memory_search return X?" needs the ranking
+the agent got, not memdeck's own. This module reproduces 2026.9.6's keyword
+retrieval and ranking over a profile index built with OpenClaw's chunking
+(:mod:`engine.index.openclaw_chunking`), and explains every number with the same
+:class:`~engine.search.pipeline.Candidate` breakdown memdeck uses (extended by
+:class:`OpenClawCandidate` for the profile's own factors). Behaviour, proven by
+tests/openclaw/ against the installed package:
+
+* **Files**: ``MEMORY.md``, ``USER.md``, ``memory/**.md`` and extraPaths. Dated
+  are only ``memory/…/YYYY-MM-DD[-slug].md`` names; MEMORY.md, USER.md and other
+  ``memory/`` notes are evergreen (no decay); other files decay by mtime.
+* **Keyword retrieval** (FTS5 ``bm25``, one indexed ``text`` column, 200 rows): the
+  query's ``[\\p{L}\\p{N}_]+`` tokens joined with AND — never OR. When fewer than
+  200 rows come back, up to 6 stop-word-filtered single keywords are searched
+  too and merged (the best body score of a chunk wins).
+* **Path search**: the same tokens against the file paths; a path-only hit
+  scores its path's bm25 and stands in for the file's first chunk.
+* **Lexical boost** on each body hit: 0.45 × share of query words present as
+  whole tokens + 0.2 × their density among the chunk's distinct tokens + 0.18 per
+  query word found in the path + min(length/160, 0.18); added to the bm25 score
+  and capped at 1.
+* **Importance**: ``<!-- importance: N -->`` in a MEMORY.md entry multiplies by
+  0.75 + 0.05·N.
+* **Decay** always on (half-life 30 days); ties by path, then line.
+* **minScore**: results below it are dropped — unless none passes, then the
+  floor drops to 0 (FTS-only).
+* **Hybrid** (when a provider embeds the chunks): 0.7·cosine + 0.3·keyword, the
+  same decay and importance, then MMR (λ 0.7, Jaccard on snippet tokens); when
+  fewer than maxResults pass minScore the list is topped up with keyword-only
+  hits below it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import math
+import os
+import re
+import sqlite3
+import threading
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.index.openclaw_chunking import (
+    OPENCLAW_CHUNKING_VERSION,
+    chunk_entries,
+    is_per_entry_file,
+    strip_annotation_carriers,
+    utf16_len,
+)
+from engine.search.openclaw_keywords import extract_keywords
+from engine.search.pipeline import Candidate
+
+__all__ = [
+    "OpenClawCandidate",
+    "OpenClawIndex",
+    "OpenClawOutcome",
+    "mmr_rerank",
+    "search_openclaw",
+]
+
+CANDIDATE_LIMIT = 200
+FALLBACK_TERMS = 6
+SNIPPET_MAX_CHARS = 700
+VECTOR_WEIGHT, TEXT_WEIGHT = 0.7, 0.3
+MMR_LAMBDA = 0.7
+HALF_LIFE_DAYS = 30.0
+DAY_MS = 86_400_000
+
+_TOKEN = re.compile(r"[^\W]+", re.UNICODE)  # refined by _is_token_char below
+_DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
+_IMPORTANCE = re.compile(r"<!--\s*(trigger|importance|project)\s*:", re.I)
+
+
+# -- tokens ---------------------------------------------------------------------
+def _is_word_char(c: str, marks: bool = False) -> bool:
+    """``[\\p{L}\\p{N}_]`` (and ``\\p{M}`` when *marks*), by Unicode category."""
+    if c == "_":
+        return True
+    cat = unicodedata.category(c)
+    return cat[0] in "LN" or (marks and cat[0] == "M")
+
+
+def word_tokens(text: str, marks: bool = False) -> list[str]:
+    """Runs of letters, numbers and ``_`` (JavaScript ``/[\\p{L}\\p{N}_]+/gu``)."""
+    out: list[str] = []
+    current: list[str] = []
+    for c in text:
+        if _is_word_char(c, marks):
+            current.append(c)
+        elif current:
+            out.append("".join(current))
+            current = []
+    if current:
+        out.append("".join(current))
+    return [t for t in (x.strip() for x in out) if t]
+
+
+def fts_query(text: str) -> str | None:
+    """Every token quoted and joined with AND (OpenClaw never falls back to OR)."""
+    tokens = word_tokens(text)
+    if not tokens:
+        return None
+    return " AND ".join('"' + t.replace('"', "") + '"' for t in tokens)
+
+
+def _search_tokens(text: str) -> list[str]:
+    return [t.lower() for t in word_tokens(unicodedata.normalize("NFC", text))]
+
+
+def bm25_to_score(rank: float) -> float:
+    if not math.isfinite(rank):
+        return 1 / 1000
+    if rank < 0:
+        relevance = -rank
+        return relevance / (1 + relevance)
+    return 1 / (1 + rank)
+
+
+def lexical_boost(query_tokens: Sequence[str], path: str, text: str) -> tuple[float, dict]:
+    """The boost added to a body hit's bm25 score, and its parts for the breakdown."""
+    if not query_tokens:
+        return 0.0, {}
+    text_tokens = _search_tokens(text)
+    token_set = set(text_tokens)
+    folded = {t.casefold() for t in token_set}
+    overlap = sum(1 for q in query_tokens if q in token_set or q.casefold() in folded)
+    share = overlap / len(query_tokens)
+    density = overlap / max(len(token_set), 1)
+    norm_path = unicodedata.normalize("NFC", path).casefold()
+    in_path = sum(1 for q in query_tokens if q.casefold() in norm_path)
+    length = min(utf16_len(text) / 160, 0.18)
+    boost = share * 0.45 + density * 0.2 + in_path * 0.18 + length
+    parts = {
+        "overlap": overlap,
+        "share": share,
+        "density": density,
+        "path_words": in_path,
+        "length": length,
+    }
+    return boost, parts
+
+
+# -- ordering -------------------------------------------------------------------
+def locale_key(text: str) -> tuple:
+    """An approximation of JavaScript's ``localeCompare`` (ICU root collation):
+    punctuation < digits < letters, letters compared case-insensitively first,
+    lowercase before uppercase on a tie."""
+    primary = []
+    tertiary = []
+    for c in text:
+        if c.isalpha():
+            primary.append((3, c.casefold()))
+            tertiary.append(0 if c.islower() else 1)
+        elif c.isdigit():
+            primary.append((2, c))
+            tertiary.append(0)
+        else:
+            primary.append((1, c))
+            tertiary.append(0)
+    return (tuple(primary), tuple(tertiary))
+
+
+# -- the profile index ------------------------------------------------------------
+@dataclass(frozen=True)
+class ProfileChunk:
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    importance: int | None
+    mtime_ms: float
+
+
+def chunk_id(source: str, path: str, start: int, end: int, digest: str, model: str) -> str:
+    key = f"{source}:{path}:{start}:{end}:{digest}:{model}"
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _importance(lines: Sequence[str]) -> int | None:
+    """Highest ``<!-- importance: N -->`` (1–10) on lines that end with ``-->``."""
+    best: int | None = None
+    for line in lines:
+        if not line.rstrip().endswith("-->"):
+            continue
+        for match in _IMPORTANCE.finditer(line):
+            closing = line.find("-->", match.end())
+            if closing < 0:
+                break
+            value = line[match.end() : closing].strip()
+            if match.group(1).lower() == "importance" and value.isascii() and value.isdigit():
+                number = int(value)
+                if 1 <= number <= 10:
+                    best = number if best is None else max(best, number)
+    return best
+
+
+def list_openclaw_files(root: Path, extra_dirs: Iterable[Path] = ()) -> list[tuple[str, Path]]:
+    """(relative path, absolute path) of every file 2026.9.6 indexes as memory."""
+    out: list[tuple[str, Path]] = []
+    seen: set[str] = set()
+
+    def add(path: Path) -> None:
+        try:
+            if path.is_symlink() or not path.is_file() or not path.name.endswith(".md"):
+                return
+            key = os.path.realpath(path)
+        except OSError:
+            return
+        if key in seen:
+            return
+        seen.add(key)
+        try:
+            rel = path.relative_to(root).as_posix()
+        except ValueError:
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+        out.append((rel, path))
+
+    add(root / "MEMORY.md")
+    add(root / "USER.md")
+    memory = root / "memory"
+    for folder in (memory, *extra_dirs):
+        if folder.is_symlink() or not folder.exists():
+            continue
+        if folder.is_file():
+            add(folder)
+            continue
+        found: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if d != ".openclaw-repair" and not (Path(dirpath) / d).is_symlink()
+            ]
+            found += [Path(dirpath) / n for n in filenames if n.endswith(".md")]
+        for path in sorted(found, key=lambda p: str(p)):
+            add(path)
+    return out
+
+
+class OpenClawIndex:
+    """An in-memory FTS5 index of a workspace chunked the way 2026.9.6 chunks it.
+
+    Kept apart from memdeck's own index (whose chunks differ) and never written
+    to disk; it is rebuilt when a file's content or mtime changes. Its key
+    includes :data:`OPENCLAW_CHUNKING_VERSION`, the profile's part of the index
+    fingerprint.
+    """
+
+    def __init__(self, model: str = "fts-only"):
+        self.model = model
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db.executescript(
+            """
+            create table chunks (id text primary key, path text, source text,
+                start_line integer, end_line integer, text text, importance integer,
+                mtime_ms real);
+            create virtual table chunks_fts using fts5(text, id unindexed,
+                path unindexed, source unindexed, model unindexed,
+                start_line unindexed, end_line unindexed);
+            create virtual table paths_fts using fts5(path, source unindexed);
+            """
+        )
+        self.chunks: dict[str, ProfileChunk] = {}
+        self.fingerprint: tuple = ()
+        self.lock = threading.Lock()
+
+    def load(self, files: Sequence[tuple[str, str, float]]) -> None:
+        """(relative path, content, mtime in ms) for every memory file."""
+        digests = tuple(
+            (rel, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), mtime)
+            for rel, text, mtime in files
+        )
+        key = (OPENCLAW_CHUNKING_VERSION, self.model, *digests)
+        with self.lock:
+            if key == self.fingerprint:
+                return
+            self.db.executescript(
+                "delete from chunks; delete from chunks_fts; delete from paths_fts;"
+            )
+            self.chunks = {}
+            rows = []
+            for rel, text, mtime in files:
+                lines = text.replace("\r\n", "\n").split("\n")
+                per_entry = is_per_entry_file(rel)
+                for chunk, span in chunk_entries(
+                    strip_annotation_carriers(text), per_entry=per_entry
+                ):
+                    cid = chunk_id(
+                        "memory", rel, chunk.start_line, chunk.end_line, chunk.hash, self.model
+                    )
+                    start, end = span or (chunk.start_line, chunk.end_line)
+                    importance = _importance(lines[start - 1 : end]) if rel == "MEMORY.md" else None
+                    pc = ProfileChunk(
+                        cid,
+                        rel,
+                        "memory",
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.text,
+                        importance,
+                        mtime,
+                    )
+                    if cid not in self.chunks:
+                        self.chunks[cid] = pc
+                        rows.append(pc)
+            self.db.executemany(
+                "insert into chunks values (?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        c.id,
+                        c.path,
+                        c.source,
+                        c.start_line,
+                        c.end_line,
+                        c.text,
+                        c.importance,
+                        c.mtime_ms,
+                    )
+                    for c in rows
+                ],
+            )
+            self.db.executemany(
+                "insert into chunks_fts values (?,?,?,?,?,?,?)",
+                [
+                    (c.text, c.id, c.path, c.source, self.model, c.start_line, c.end_line)
+                    for c in rows
+                ],
+            )
+            self.db.executemany(
+                "insert into paths_fts values (?, ?)",
+                [(rel, "memory") for rel, _, _ in files if any(c.path == rel for c in rows)],
+            )
+            self.fingerprint = key
+
+    def load_workspace(self, root: Path, extra_dirs: Iterable[Path] = ()) -> None:
+        files = []
+        for rel, path in list_openclaw_files(root, extra_dirs):
+            try:
+                data = path.read_bytes()
+                mtime = path.stat().st_mtime * 1000
+            except OSError:
+                continue
+            files.append((rel, data.decode("utf-8", errors="replace"), mtime))
+        self.load(files)
+
+    # -- retrieval ------------------------------------------------------------------
+    def body_hits(self, match: str, limit: int = CANDIDATE_LIMIT) -> list[tuple[str, float]]:
+        try:
+            rows = self.db.execute(
+                "select id, bm25(chunks_fts) as rank from chunks_fts where chunks_fts match ?"
+                " order by rank asc limit ?",
+                (match, limit),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [(cid, rank) for cid, rank in rows if cid in self.chunks]
+
+    def path_hits(self, match: str, limit: int = CANDIDATE_LIMIT) -> list[tuple[str, float]]:
+        """(first chunk id of the path, bm25 rank) for paths matching *match*."""
+        try:
+            rows = self.db.execute(
+                "select path, bm25(paths_fts) as rank from paths_fts where paths_fts match ?"
+                " order by rank asc, path asc limit ?",
+                (match, limit),
+            ).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        out = []
+        for path, rank in rows:
+            first = self.db.execute(
+                "select id from chunks where path = ? order by start_line, end_line, id limit 1",
+                (path,),
+            ).fetchone()
+            if first:
+                out.append((first[0], rank))
+        return out
+
+
+# -- ranking --------------------------------------------------------------------
+@dataclass
+class Hit:
+    id: str
+    score: float
+    text_score: float
+    path_score: float
+    has_body: bool
+    bm25_rank: float | None = None
+    boost: float = 0.0
+    boost_parts: dict = field(default_factory=dict)
+    terms: list[str] = field(default_factory=list)  # which keyword queries found it
+
+
+def _compare_key(chunks: dict[str, ProfileChunk]) -> Callable[[Hit], tuple]:
+    def key(h: Hit) -> tuple:
+        c = chunks[h.id]
+        return (-h.score, -h.text_score, -h.path_score, locale_key(c.path), c.start_line, h.id)
+
+    return key
+
+
+def _keyword_search(index: OpenClawIndex, query: str, ranking_query: str, label: str) -> list[Hit]:
+    """One keyword query: body hits (boosted) and path-only hits, merged."""
+    hits: dict[str, Hit] = {}
+    match = fts_query(query)
+    query_tokens = list(dict.fromkeys(_search_tokens(ranking_query)))
+    if match:
+        for cid, rank in index.body_hits(match):
+            chunk = index.chunks[cid]
+            text_score = bm25_to_score(rank)
+            boost, parts = lexical_boost(query_tokens, chunk.path, chunk.text)
+            hits[cid] = Hit(
+                cid,
+                min(1.0, text_score + boost),
+                text_score,
+                0.0,
+                True,
+                rank,
+                boost,
+                parts,
+                [label],
+            )
+    path_tokens = word_tokens(query, marks=True)
+    if path_tokens:
+        path_match = " AND ".join('"' + t.replace('"', "") + '"' for t in path_tokens)
+        for cid, rank in index.path_hits(path_match):
+            score = bm25_to_score(rank)
+            if cid in hits:
+                hits[cid].path_score = max(hits[cid].path_score, score)
+            else:
+                hits[cid] = Hit(cid, score, 0.0, score, False, None, 0.0, {}, [label])
+    return list(hits.values())
+
+
+def _merge(result_sets: Sequence[list[Hit]]) -> list[Hit]:
+    seen: dict[str, Hit] = {}
+    for results in result_sets:
+        for hit in results:
+            existing = seen.get(hit.id)
+            if existing is None:
+                seen[hit.id] = Hit(
+                    **{
+                        **hit.__dict__,
+                        "terms": list(hit.terms),
+                        "boost_parts": dict(hit.boost_parts),
+                    }
+                )
+                continue
+            old_body = existing.score if existing.has_body else 0.0
+            new_body = hit.score if hit.has_body else 0.0
+            existing.text_score = max(existing.text_score, hit.text_score)
+            existing.path_score = max(existing.path_score, hit.path_score)
+            if hit.has_body and (not existing.has_body or hit.score > old_body):
+                existing.bm25_rank, existing.boost = hit.bm25_rank, hit.boost
+                existing.boost_parts = dict(hit.boost_parts)
+            existing.has_body = existing.has_body or hit.has_body
+            body = max(old_body, new_body)
+            existing.score = body if body > 0 else existing.path_score
+            existing.terms += [t for t in hit.terms if t not in existing.terms]
+    merged = list(seen.values())
+    for hit in merged:
+        if not hit.has_body:
+            hit.score = hit.path_score
+    return merged
+
+
+def keyword_candidates(index: OpenClawIndex, query: str) -> list[Hit]:
+    """The full query, then (under 200 rows) up to 6 single keywords, merged."""
+    key = _compare_key(index.chunks)
+    full = sorted(_merge([_keyword_search(index, query, query, "query")]), key=key)
+    full = full[:CANDIDATE_LIMIT]
+    if len(full) >= CANDIDATE_LIMIT:
+        return full
+    lowered = query.strip().lower()
+    terms = [t for t in extract_keywords(query) if t != lowered][:FALLBACK_TERMS]
+    if not terms:
+        return full
+    strict = (fts_query(query) or "").lower()
+    keyword = (fts_query(" ".join(terms)) or "").lower()
+    if full and strict == keyword:
+        return full
+    sets = [full] + [_keyword_search(index, term, query, term) for term in terms]
+    return sorted(_merge(sets), key=key)[:CANDIDATE_LIMIT]
+
+
+def date_of(path: str) -> dt.date | None:
+    match = _DATED.search(path.replace("\\", "/").removeprefix("./"))
+    if not match:
+        return None
+    try:
+        return dt.date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None
+
+
+def is_evergreen(path: str) -> bool:
+    norm = path.replace("\\", "/").removeprefix("./")
+    if norm in ("MEMORY.md", "USER.md"):
+        return True
+    return norm.startswith("memory/") and not _DATED.search(norm)
+
+
+def decay_factor(chunk: ProfileChunk, now_ms: float) -> tuple[float, float | None]:
+    """(multiplier, age in days) under the fixed 30-day half-life."""
+    day = date_of(chunk.path)
+    if day is not None:
+        stamp = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp() * 1000
+    elif is_evergreen(chunk.path):
+        return 1.0, None
+    else:
+        stamp = chunk.mtime_ms
+    age = max(0.0, (now_ms - stamp) / DAY_MS)
+    return math.exp(-(math.log(2) / HALF_LIFE_DAYS) * age), age
+
+
+def importance_multiplier(importance: int | None) -> float:
+    if importance is None:
+        return 1.0
+    return 0.75 + max(1, min(10, math.floor(importance))) * 0.05
+
+
+# -- MMR ------------------------------------------------------------------------
+_ASCII_WORD = re.compile(r"[a-z0-9_]+")
+
+
+def _is_cjk(c: str) -> bool:
+    cp = ord(c)
+    return (
+        0x3040 <= cp <= 0x30FF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xAC00 <= cp <= 0xD7AF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x2A6DF
+    )
+
+
+def mmr_tokens(text: str) -> frozenset[str]:
+    lower = text.strip().lower()
+    tokens = set(_ASCII_WORD.findall(lower))
+    if not any(_is_cjk(c) for c in lower):
+        return frozenset(tokens)
+    previous: str | None = None
+    unigrams = []
+    for c in lower:
+        if _is_cjk(c):
+            if previous is not None:
+                tokens.add(previous + c)
+            unigrams.append(c)
+            previous = c
+        else:
+            previous = None
+    tokens.update(unigrams)
+    return frozenset(tokens)
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    union = len(a) + len(b) - inter
+    return 0.0 if union == 0 else inter / union
+
+
+def mmr_rerank(
+    items: Sequence[tuple[str, float, str]], lam: float = MMR_LAMBDA
+) -> list[tuple[str, float, float, float]]:
+    """(id, score, snippet) → (id, relevance, max similarity, mmr score) in MMR order."""
+    if len(items) <= 1:
+        return [(i, 1.0, 0.0, lam) for i, _, _ in items]
+    lam = max(0.0, min(1.0, lam))
+    if lam == 1:
+        ordered = sorted(items, key=lambda x: -x[1])
+        return [(i, s, 0.0, s) for i, s, _ in ordered]
+    prepared = []
+    for ident, score, snippet in items:
+        tokens = mmr_tokens(snippet)
+        empty = snippet.strip().lower() if not tokens else None
+        prepared.append([ident, score, tokens, empty, 0.0, 0.0])
+    hi = max(p[1] for p in prepared)
+    lo = min(p[1] for p in prepared)
+    spread = hi - lo
+    for p in prepared:
+        p[4] = 1.0 if spread == 0 else (p[1] - lo) / spread
+    remaining = list(prepared)
+    out = []
+    while remaining:
+        best = None
+        best_score = -math.inf
+        for cand in remaining:
+            value = lam * cand[4] - (1 - lam) * cand[5]
+            if value > best_score or (
+                value == best_score and cand[1] > (best[1] if best else -math.inf)
+            ):
+                best_score, best = value, cand
+        assert best is not None
+        out.append((best[0], best[4], best[5], best_score))
+        remaining.remove(best)
+        for cand in remaining:
+            if not cand[2] and not best[2]:
+                sim = float(cand[3] == best[3])
+            else:
+                sim = _jaccard(cand[2], best[2])
+            if sim > cand[5]:
+                cand[5] = sim
+    return out
+
+
+# -- the search ---------------------------------------------------------------------
+@dataclass
+class OpenClawCandidate(Candidate):
+    """memdeck's breakdown plus the profile's own factors."""
+
+    profile: str = "openclaw"
+    lexical_boost: float = 0.0
+    path_score: float = 0.0
+    keyword_score: float = 0.0  # bm25 score + lexical boost (capped at 1)
+    importance: int | None = None
+    importance_multiplier: float = 1.0
+    keyword_terms: tuple[str, ...] = ()
+    topped_up: bool = False
+
+    def formula(self) -> str:
+        if self.vector_score is not None and self.vector_score > 0:
+            text = (
+                f"0.7×{self.vector_score:.4f} + 0.3×{self.keyword_score:.4f}"
+                f" = {self.fused_score:.4f}"
+            )
+        else:
+            text = (
+                f"bm25 {self.text_score or 0:.4f} + boost {self.lexical_boost:.4f}"
+                f" = {self.keyword_score:.4f}"
+            )
+            if self.path_score and not self.text_score:
+                text = f"path bm25 {self.path_score:.4f}"
+        if self.decay_multiplier != 1.0:
+            text += f"; ×{self.decay_multiplier:.4f} (age {self.age_days:.1f} d)"
+        if self.importance_multiplier != 1.0:
+            text += f"; ×{self.importance_multiplier:.2f} (importance {self.importance})"
+        return text + f" = {self.score:.4f}"
+
+
+@dataclass
+class OpenClawOutcome:
+    query: str
+    mode: str  # "fts" or "hybrid"
+    results: list[OpenClawCandidate]
+    dropped: list[OpenClawCandidate]
+    keyword_terms: tuple[str, ...]
+    floor_dropped: bool  # nothing passed minScore, so the floor went to 0
+    max_results: int
+    min_score: float
+
+
+def _candidate(index: OpenClawIndex, hit: Hit, position: int) -> OpenClawCandidate:
+    c = index.chunks[hit.id]
+    return OpenClawCandidate(
+        chunk_id=position,
+        path=c.path,
+        source=c.source,
+        start_line=c.start_line,
+        end_line=c.end_line,
+        text=c.text,
+        lists=("fts",),
+        fusion="openclaw",
+        fts_position=position,
+        bm25_rank=hit.bm25_rank,
+        text_score=hit.text_score if hit.has_body else None,
+        text_component=hit.score,
+        lexical_boost=hit.boost,
+        path_score=hit.path_score,
+        keyword_score=hit.score,
+        importance=c.importance,
+        importance_multiplier=importance_multiplier(c.importance),
+        keyword_terms=tuple(hit.terms),
+        text_weight=1.0,
+    )
+
+
+def search_openclaw(
+    index: OpenClawIndex,
+    query: str,
+    *,
+    max_results: int = 6,
+    min_score: float = 0.35,
+    now_ms: float | None = None,
+    vector_scores: dict[str, float] | None = None,
+) -> OpenClawOutcome:
+    """2026.9.6's ``memory_search`` over *index*.
+
+    *vector_scores* (chunk id → cosine, best 200) switches to the hybrid path.
+    """
+    now = dt.datetime.now(dt.UTC).timestamp() * 1000 if now_ms is None else now_ms
+    cleaned = query.strip()
+    empty = OpenClawOutcome(cleaned, "fts", [], [], (), False, max_results, min_score)
+    if not cleaned or not index.chunks:
+        return empty
+    lowered = cleaned.lower()
+    terms = tuple(t for t in extract_keywords(cleaned) if t != lowered)[:FALLBACK_TERMS]
+    hits = keyword_candidates(index, cleaned)
+    if vector_scores is not None:
+        return _hybrid(index, cleaned, hits, vector_scores, now, max_results, min_score, terms)
+    cands = []
+    for position, hit in enumerate(hits, 1):
+        cand = _candidate(index, hit, position)
+        chunk = index.chunks[hit.id]
+        factor, age = decay_factor(chunk, now)
+        cand.fused_score = hit.score
+        cand.decay_multiplier, cand.age_days = factor, age
+        cand.score = hit.score * factor * cand.importance_multiplier
+        cands.append(cand)
+    cands.sort(
+        key=lambda c: (
+            -c.score,
+            -(c.text_score or 0),
+            -c.path_score,
+            locale_key(c.path),
+            c.start_line,
+            c.text,
+        )
+    )
+    for pos, cand in enumerate(cands, 1):
+        cand.sorted_position = pos
+    strict = [c for c in cands if c.score >= min_score]
+    floor = not strict
+    chosen = (strict if strict else [c for c in cands if c.score >= 0])[:max_results]
+    keep = {id(c) for c in chosen}
+    for rank, cand in enumerate(chosen, 1):
+        cand.final_rank = rank
+    dropped = [c for c in cands if id(c) not in keep]
+    for cand in dropped:
+        cand.dropped = "below minScore" if cand.score < min_score else "beyond maxResults"
+    return OpenClawOutcome(cleaned, "fts", chosen, dropped, terms, floor, max_results, min_score)
+
+
+def _hybrid(
+    index: OpenClawIndex,
+    query: str,
+    hits: list[Hit],
+    vector_scores: dict[str, float],
+    now: float,
+    max_results: int,
+    min_score: float,
+    terms: tuple[str, ...],
+) -> OpenClawOutcome:
+    by_id = {h.id: h for h in hits}
+    cands: dict[str, OpenClawCandidate] = {}
+    for position, (cid, cosine) in enumerate(
+        sorted(vector_scores.items(), key=lambda kv: -kv[1]), 1
+    ):
+        c = index.chunks[cid]
+        cands[cid] = OpenClawCandidate(
+            chunk_id=position,
+            path=c.path,
+            source=c.source,
+            start_line=c.start_line,
+            end_line=c.end_line,
+            text=c.text,
+            lists=("vector",),
+            fusion="openclaw",
+            vector_position=position,
+            vector_score=cosine,
+            importance=c.importance,
+            importance_multiplier=importance_multiplier(c.importance),
+        )
+    for position, hit in enumerate(hits, 1):
+        base = _candidate(index, hit, position)
+        if hit.id in cands:
+            cand = cands[hit.id]
+            cand.lists = ("vector", "fts")
+            for name in (
+                "fts_position",
+                "bm25_rank",
+                "text_score",
+                "text_component",
+                "lexical_boost",
+                "path_score",
+                "keyword_score",
+                "keyword_terms",
+            ):
+                setattr(cand, name, getattr(base, name))
+        else:
+            base.vector_score = 0.0
+            cands[hit.id] = base
+    ranked = []
+    for cid, cand in cands.items():
+        hit = by_id.get(cid)
+        keyword = 0.0
+        if hit is not None:
+            keyword = hit.score if hit.text_score > 0 else hit.path_score
+        vector = cand.vector_score or 0.0
+        content = VECTOR_WEIGHT * vector + TEXT_WEIGHT * keyword
+        lexical_rank = hit.score if hit is not None and hit.has_body and hit.text_score == 0 else 0
+        ranking = lexical_rank if content == 0 else content
+        cand.vector_weight, cand.text_weight = VECTOR_WEIGHT, TEXT_WEIGHT
+        cand.vector_component, cand.text_component = vector, keyword
+        cand.keyword_score = keyword
+        cand.fused_score = ranking
+        factor, age = decay_factor(index.chunks[cid], now)
+        cand.decay_multiplier, cand.age_days = factor, age
+        ranking_score = ranking * factor * cand.importance_multiplier
+        cand.score = 0.0 if content == 0 else ranking_score
+        ranked.append((cand, ranking_score, lexical_rank))
+    ranked.sort(
+        key=lambda x: (
+            -x[0].score,
+            -x[1],
+            -x[2],
+            locale_key(x[0].path),
+            x[0].start_line,
+            x[0].end_line,
+        )
+    )
+    for pos, (cand, _, _) in enumerate(ranked, 1):
+        cand.sorted_position = pos
+    order = mmr_rerank([(str(i), c.score, _snippet(c.text)) for i, (c, _, _) in enumerate(ranked)])
+    merged = []
+    for pos, (key, relevance, similarity, value) in enumerate(order, 1):
+        cand = ranked[int(key)][0]
+        cand.mmr_position, cand.mmr_relevance = pos, relevance
+        cand.mmr_max_similarity, cand.mmr_score = similarity, value
+        merged.append(cand)
+    return _select(query, merged, hits, max_results, min_score, terms)
+
+
+def _select(query, merged, hits, max_results, min_score, terms) -> OpenClawOutcome:
+    """minScore, then the top-up with keyword-only hits below it."""
+    strict = [c for c in merged if c.score >= min_score]
+    chosen = strict[:max_results]
+    floor = False
+    keyword_keys = {(c.path, c.start_line, c.end_line) for c in merged if "fts" in c.lists}
+    if hits and len(chosen) < max_results:
+        if not strict:
+            floor = True
+            chosen = [
+                c
+                for c in merged
+                if c.score >= 0 and (c.path, c.start_line, c.end_line) in keyword_keys
+            ][:max_results]
+        else:
+            seen = {(c.path, c.start_line, c.end_line) for c in chosen}
+            for cand in merged:
+                if len(chosen) == max_results:
+                    break
+                key = (cand.path, cand.start_line, cand.end_line)
+                if (
+                    cand.score < min_score
+                    and not cand.vector_score
+                    and key in keyword_keys
+                    and key not in seen
+                ):
+                    seen.add(key)
+                    cand.topped_up = cand.rescued = True
+                    chosen.append(cand)
+    keep = {id(c) for c in chosen}
+    for rank, cand in enumerate(chosen, 1):
+        cand.final_rank = rank
+    dropped = [c for c in merged if id(c) not in keep]
+    for cand in dropped:
+        cand.dropped = "below minScore" if cand.score < min_score else "beyond maxResults"
+    return OpenClawOutcome(query, "hybrid", chosen, dropped, terms, floor, max_results, min_score)
+
+
+def _snippet(text: str) -> str:
+    """The first 700 UTF-16 units of a chunk (what OpenClaw's MMR compares)."""
+    if utf16_len(text) <= SNIPPET_MAX_CHARS:
+        return text
+    out = []
+    units = 0
+    for c in text:
+        step = 2 if ord(c) > 0xFFFF else 1
+        if units + step > SNIPPET_MAX_CHARS:
+            break
+        out.append(c)
+        units += step
+    return "".join(out)
+
+
+def cosine_scores(
+    index: OpenClawIndex,
+    query_vec: np.ndarray,
+    vectors: dict[str, np.ndarray],
+    limit: int = CANDIDATE_LIMIT,
+) -> dict[str, float]:
+    """Best *limit* cosine similarities (the vector candidate list)."""
+    q = np.asarray(query_vec, dtype=np.float64)
+    qn = float(np.linalg.norm(q)) or 1.0
+    scores = {}
+    for cid, vec in vectors.items():
+        v = np.asarray(vec, dtype=np.float64)
+        vn = float(np.linalg.norm(v)) or 1.0
+        scores[cid] = float(np.dot(q, v) / (qn * vn))
+    best = sorted(scores.items(), key=lambda kv: -kv[1])[:limit]
+    return dict(best)
