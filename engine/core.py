@@ -48,6 +48,14 @@ from engine.status import EngineStatus, MultimodalScope, SyncSummary
 from engine.workspace.files import Workspace
 
 
+class IndexNotBuilt(RuntimeError):
+    """A read-only engine was asked to search an index no sync has built."""
+
+
+class IndexReadOnly(RuntimeError):
+    """``sync`` on an engine opened with ``read_only=True``."""
+
+
 @dataclass
 class SyncState:
     running: bool = False
@@ -66,7 +74,13 @@ class Engine:
         provider: EmbeddingProvider | Literal["auto"] | None = "auto",
         bus: EventBus | None = None,
         env: Mapping[str, str] = os.environ,
+        read_only: bool = False,
     ):
+        #: status/search/get from the CLI: never create or change the index (a
+        #: never-built index is an empty in-memory one) and never ask a remote
+        #: provider for its size; ``sync`` is refused.
+        self.read_only = read_only
+        self._trust_index_dims = True  # until a forced rebuild re-learns the size
         self.settings = settings
         self.ms = settings.memory_search
         self.bus = bus or EventBus()
@@ -94,10 +108,11 @@ class Engine:
             from engine.qmd.backend import QmdBackend
 
             self.qmd = QmdBackend(settings, self.workspace, env=env)
-        self.index_path.parent.mkdir(parents=True, exist_ok=True)
+        if not read_only:
+            self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self.store = self._open_store()
         self._store_key = self._key_of(self.store)
-        self.debris_removed = self._clean_debris()
+        self.debris_removed = [] if read_only else self._clean_debris()
 
     # -- store lifecycle -------------------------------------------------------
     @contextlib.contextmanager
@@ -121,6 +136,8 @@ class Engine:
         )
 
     def _open_store(self) -> Store:
+        if self.read_only and not self.index_path.exists():
+            return self._new_store(Path(":memory:"))  # nothing built yet: nothing to create
         try:
             store = self._new_store(self.index_path)
             store.counts()  # touches every table: a damaged file fails here
@@ -190,7 +207,13 @@ class Engine:
         generation = getattr(self.provider, "generation", 0)
         if self._fingerprint is None or generation != self._fp_generation:
             self._fp_generation = generation
+            self._adopt_index_dims()
+            unknown = getattr(self.provider, "known_dims", 0) is None
             try:
+                if self.read_only and unknown:  # learning the size would cost a request
+                    fp = index_fingerprint(self.ms, None)
+                    fp.update(self.provider.fingerprint(), dims=None)  # type: ignore[union-attr]
+                    return fp  # not cached: a later sync may learn the size
                 self._fingerprint = index_fingerprint(self.ms, self.provider)
             except ProviderError as exc:
                 # A provider that cannot even load (missing/broken model): FTS-only.
@@ -198,6 +221,24 @@ class Engine:
                 self.provider = None
                 self._fingerprint = index_fingerprint(self.ms, None)
         return self._fingerprint
+
+    def _adopt_index_dims(self) -> None:
+        """A remote endpoint's vector size, when the index was built with this very
+        provider/model/endpoint, is the size recorded in the index: no probe
+        request (``status``, an unchanged ``index`` and searches send none)."""
+        adopt = getattr(self.provider, "adopt_dims", None)
+        if adopt is None or self.provider is None or not self._trust_index_dims:
+            return
+        stored = self.store.fingerprint() or {}
+        if not isinstance(stored.get("dims"), int):
+            return
+        mine = self.provider.fingerprint()
+        if all(stored.get(k) == mine.get(k) for k in ("provider", "model", "provider_key")):
+            adopt(stored["dims"], "index")
+
+    def index_built(self) -> bool:
+        """True once a sync has completed into this index (it has a fingerprint)."""
+        return self.store.get_meta("fingerprint") is not None
 
     def needs_full_reindex(self) -> bool:
         return self.store.fingerprint() != self.fingerprint()
@@ -231,6 +272,16 @@ class Engine:
         for another process's writer lock, raising ``SyncCancelled`` or
         ``LockWaitCancelled``; the index stays consistent either way.
         """
+        if self.read_only:
+            raise IndexReadOnly("this engine was opened read-only (status/search/get)")
+        if force:
+            # A rebuild on request re-learns a remote endpoint's size instead of
+            # trusting the old index (the endpoint may serve another model now).
+            self._trust_index_dims = False
+            forget = getattr(self.provider, "forget_adopted_dims", None)
+            if forget is not None:
+                forget()
+                self._fingerprint = None
         if self.qmd is not None:
             self.qmd.start()  # idempotent: qmd's boot refresh and schedule, outside our locks
         lock = writer_lock(self.index_path, timeout=self.lock_timeout, cancel=cancel)
@@ -333,6 +384,10 @@ class Engine:
         options = options or self.default_options()
         self.refresh_store()
         if self.store.get_meta("fingerprint") is None:
+            if self.read_only:
+                raise IndexNotBuilt(
+                    f"no index yet for {self.workspace.root}: run `memdeck index` first"
+                )
             self.sync(reason="search")
         t0 = time.perf_counter()
         with self._swap_lock:

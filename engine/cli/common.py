@@ -65,11 +65,16 @@ def require_workspace(settings: Settings) -> None:
 
 
 def open_engine(
-    args: argparse.Namespace, workspace: Path | None = None, *, need_workspace: bool = True
+    args: argparse.Namespace,
+    workspace: Path | None = None,
+    *,
+    need_workspace: bool = True,
+    read_only: bool = False,
 ) -> Engine:
     """The engine for ``--config/--workspace/--agent``; config warnings go to stderr.
     A missing workspace is a ``UsageError`` unless ``need_workspace`` is False (the
-    app reports it itself and offers to create the folder)."""
+    app reports it itself and offers to create the folder). ``read_only`` engines
+    (status, search, get) never create an index nor ask a remote provider its size."""
     from engine.core import Engine
 
     settings = load_cli_settings(args, workspace)
@@ -77,4 +82,4 @@ def open_engine(
         require_workspace(settings)
     for warning in (*settings.warnings, *settings.openclaw_rejections):
         print(f"memdeck: warning: {warning}", file=sys.stderr)
-    return Engine(settings)
+    return Engine(settings, read_only=read_only)

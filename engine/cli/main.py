@@ -143,15 +143,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- commands ------------------------------------------------------------------
 def cmd_status(args: argparse.Namespace) -> int:
-    engine = open_engine(args)
+    engine = open_engine(args, read_only=True)  # status never writes nor asks a provider
     try:
         st = engine.status()
+        built = engine.index_built()
     finally:
         engine.close()
     lines = [
         f"workspace   {st.workspace}",
         f"config      {st.config or 'none'} — {st.config_layout}",
-        f"index       {st.index}",
+        f"index       {st.index}" + ("" if built else "  (not built yet: run memdeck index)"),
         f"binding     {st.binding} (SQLite {st.sqlite_version})",
         f"fts         {st.fts} ({st.fts_tokenizer})",
         f"vector      {st.vector}"
@@ -206,6 +207,10 @@ def cmd_index(args: argparse.Namespace) -> int:
         from engine.cli.progress_bar import ProgressPrinter
 
         unsubscribe = engine.bus.subscribe(ProgressPrinter(sys.stderr))
+    if engine.qmd is not None:
+        from engine.cli.qmd_compare import show_qmd_progress
+
+        show_qmd_progress(engine.qmd)
     try:
         done = engine.sync(reason="manual", force=args.force)
         if engine.qmd is not None:
@@ -227,6 +232,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         "chunks": st.chunks,
         "provider": st.provider,
         "model": st.model,
+        "provider_error": st.provider_error,
     }
     text = (
         f"{'full reindex' if done.full else 'sync'}: {done.files_indexed} files indexed, "
@@ -236,6 +242,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     )
     for err in done.errors:
         text += f"\nwarning: {err}"
+    if st.provider_error:  # e.g. a rejected key: the index was built keyword-only
+        text += f"\nprovider error: {st.provider_error}"
     emit(args, data, text)
     return EXIT_OK
 
@@ -304,8 +312,14 @@ def cmd_search(args: argparse.Namespace) -> int:
 
     if args.batch is None and not args.query:
         raise UsageError("search needs a QUERY or --batch FILE")
-    engine = open_engine(args)
+    engine = open_engine(args, read_only=True)  # never builds an index nor probes a provider
     try:
+        builtin_needed = args.compare or args.backend == "builtin" or engine.qmd is None
+        if builtin_needed and not engine.index_built() and not tools_disabled_reason(engine):
+            raise UsageError(
+                f"no index yet for workspace {engine.workspace.root}: run `memdeck index` "
+                "first (search never builds one)"
+            )
         if args.compare or (args.backend != "builtin" and (args.backend or engine.qmd)):
             from engine.cli.qmd_compare import attach, compare, format_compare
 
@@ -413,7 +427,7 @@ def cmd_get(args: argparse.Namespace) -> int:
     stderr how to continue when the page did not reach the end."""
     from engine.tools import MemoryGetError, memory_get_result, read_memory
 
-    engine = open_engine(args)
+    engine = open_engine(args, read_only=True)
     try:
         got = read_memory(engine, args.path, args.from_line, args.lines, from_char=args.from_char)
     except MemoryGetError as exc:

@@ -19,6 +19,15 @@ if TYPE_CHECKING:
     from engine.status import EngineStatus
 
 
+def show_qmd_progress(backend: QmdBackend) -> None:
+    """Slow qmd steps (a first ``qmd embed``) are announced on stderr while we wait."""
+    import sys
+
+    from engine.cli.qmd_progress import QmdProgressPrinter
+
+    backend.on_step = QmdProgressPrinter(sys.stderr)
+
+
 def attach(engine: Engine) -> QmdBackend:
     """The engine's qmd backend (created if the config's backend is builtin), booted.
 
@@ -27,6 +36,7 @@ def attach(engine: Engine) -> QmdBackend:
     """
     if engine.qmd is None:
         engine.qmd = QmdBackend(engine.settings, engine.workspace)
+    show_qmd_progress(engine.qmd)
     engine.qmd.start(wait=True)
     return engine.qmd
 

@@ -116,6 +116,22 @@ class FallbackProvider:
                 self._switch(exc, "failed")
         return self.active.dims
 
+    @property
+    def known_dims(self) -> int | None:
+        """See ``RemoteProvider.known_dims``; a provider without it never needs a request."""
+        active = self.active
+        return active.known_dims if hasattr(active, "known_dims") else active.dims
+
+    def adopt_dims(self, dims: int, source: str) -> None:
+        adopt = getattr(self.active, "adopt_dims", None)
+        if adopt is not None:
+            adopt(dims, source)
+
+    def forget_adopted_dims(self) -> None:
+        forget = getattr(self.active, "forget_adopted_dims", None)
+        if forget is not None:
+            forget()
+
     def fingerprint(self) -> dict[str, object]:
         return self.active.fingerprint()
 

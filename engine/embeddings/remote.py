@@ -161,6 +161,27 @@ class RemoteProvider(abc.ABC):
         assert self._dims is not None
         return self._dims
 
+    @property
+    def known_dims(self) -> int | None:
+        """The size if known without asking the endpoint (None: ``dims`` would probe)."""
+        return self._dims
+
+    def adopt_dims(self, dims: int, source: str) -> None:
+        """Take a size learned elsewhere (the index built with this endpoint), so
+        no probe request is sent; every answer is still checked against it."""
+        with self._dims_lock:
+            if self._dims is None:
+                self._dims = int(dims)
+                self.dims_source = source
+
+    def forget_adopted_dims(self) -> None:
+        """Drop a size taken from the index, so the next ``dims`` asks the endpoint
+        (``memdeck index --force`` after an endpoint changed its model)."""
+        with self._dims_lock:
+            if self.dims_source == "index":
+                self._dims = None
+                self.dims_source = "unknown"
+
     def _probe_dims(self) -> None:
         """Ask the endpoint once; if it is unreachable right now, use the size it
         had last time rather than dropping to keyword-only (see ``dims_memo``)."""
@@ -264,9 +285,14 @@ class RemoteProvider(abc.ABC):
             raise ProviderError(f"{self.id}: embeddings of different sizes {sorted(sizes)}")
         size = sizes.pop()
         if self._dims is not None and size != self._dims:
+            hint = (
+                " (the size recorded in the index; `memdeck index --force` rebuilds it)"
+                if self.dims_source == "index"
+                else ""
+            )
             raise ProviderError(
                 f"{self.id}: model {self.model} returned {size}-dimensional vectors, "
-                f"expected {self._dims}"
+                f"expected {self._dims}{hint}"
             )
         try:
             matrix = np.asarray(rows, dtype=np.float32)

@@ -31,10 +31,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from engine.config.paths import sessions_dir
 from engine.config.settings import Settings
@@ -123,6 +123,19 @@ class _Step:
         return QmdStep(at, self.ok, round(self.duration_s, 3), self.detail)
 
 
+QmdStepName = Literal["collections", "update", "embed"]
+
+
+@dataclass(frozen=True)
+class QmdProgress:
+    """A maintenance step of qmd starting or ending (``seconds`` once it ended)."""
+
+    step: QmdStepName
+    state: Literal["started", "finished", "failed"]
+    reason: str  # "boot", "manual", "change", "interval", "first use"
+    seconds: float
+
+
 class QmdBackend:
     """The qmd sidecar of one Engine (settings, workspace) — thread-safe."""
 
@@ -181,6 +194,24 @@ class QmdBackend:
         self.last_embed: _Step | None = None
         self.refreshing: str | None = None
         self._next_embed = 0.0
+        #: told when a maintenance step starts and ends (the CLI shows progress:
+        #: a first ``qmd embed`` on a fresh home can take minutes)
+        self.on_step: Callable[[QmdProgress], None] | None = None
+
+    @contextlib.contextmanager
+    def _step(self, step: QmdStepName, reason: str) -> Iterator[None]:
+        listener = self.on_step
+        if listener is None:
+            yield
+            return
+        t0 = time.monotonic()
+        listener(QmdProgress(step, "started", reason, 0.0))
+        try:
+            yield
+        except BaseException:
+            listener(QmdProgress(step, "failed", reason, time.monotonic() - t0))
+            raise
+        listener(QmdProgress(step, "finished", reason, time.monotonic() - t0))
 
     # -- lifecycle -----------------------------------------------------------------
     @property
@@ -265,9 +296,10 @@ class QmdBackend:
                 set_embed_model(self.home, self.embed_model)
             if self.sessions_out is not None:
                 self._export_sessions()
-            report = reconcile(
-                self.runner, self.collections, command_timeout_s=cmd_s, update_timeout_s=upd_s
-            )
+            with self._step("collections", "first use"):
+                report = reconcile(
+                    self.runner, self.collections, command_timeout_s=cmd_s, update_timeout_s=upd_s
+                )
             self.reconcile_report = report
             for err in report.errors:
                 log.warning("qmd: %s", err)
@@ -303,7 +335,8 @@ class QmdBackend:
                 if self.sessions_out is not None:
                     self._export_sessions()
                 t0 = time.monotonic()
-                self.runner.run(["update"], timeout_s=u.update_timeout_ms / 1000)
+                with self._step("update", reason):
+                    self.runner.run(["update"], timeout_s=u.update_timeout_ms / 1000)
                 self.last_update = _Step(time.time(), True, time.monotonic() - t0, reason)
             except QmdError as exc:
                 self.last_update = _Step(time.time(), False, 0.0, f"{reason}: {exc}")
@@ -328,7 +361,8 @@ class QmdBackend:
     def _embed(self, reason: str) -> None:
         t0 = time.monotonic()
         try:
-            self.runner.run(["embed"], timeout_s=self.qs.update.embed_timeout_ms / 1000)
+            with self._step("embed", reason):
+                self.runner.run(["embed"], timeout_s=self.qs.update.embed_timeout_ms / 1000)
             self.last_embed = _Step(time.time(), True, time.monotonic() - t0, reason)
         except QmdError as exc:
             # Vectors missing only hurt vsearch/query, which report their own failure.

@@ -264,9 +264,11 @@ def test_endpoint_down_at_start_keeps_the_index_with_remembered_dims(build, serv
     first.close()
     server.faults = always(Reply(503, "maintenance"))
     second = build("openai", server.url + "/v1", env={"MEMDECK_REMOTE_RETRIES": "0"})
+    sent = len(server.requests)
     st = second.status()
     assert st.provider == "openai" and st.dims == 16 and not st.needs_full_reindex
-    assert st.provider_detail["dims_source"].startswith("remembered (probe failed: ")
+    assert st.provider_detail["dims_source"] == "index", "the index's size: no probe at all"
+    assert len(server.requests) == sent
     done = second.sync()
     assert not done.full and done.chunks_embedded == 0
     assert second.status().embedded_chunks == 2  # nothing was thrown away

@@ -77,6 +77,7 @@ def test_get_refuses_paths_outside_memory(cli, workspace_dir: Path) -> None:
 
 
 def test_batch_search_reads_jsonl_and_reports_bad_lines(cli, workspace_dir: Path) -> None:
+    assert cli("index", "-w", str(workspace_dir)).returncode == 0  # search never builds one
     lines = "\n".join(
         [
             json.dumps({"id": "q1", "query": "coffee"}),

@@ -86,6 +86,7 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_search_records_recall_events(env, capsys):
     ws, _, _ = env
+    assert _run(capsys, "index", "-w", str(ws))[0] == 0  # search never builds the index
     code, out, _ = _run(
         capsys, "search", "build cache NAS", "-w", str(ws), "--json", "--min-score", "0"
     )

@@ -74,8 +74,11 @@ def test_status_shows_provider_model_endpoint_and_dims(
         server.api_key = None
     key = None if provider == "ollama" else KEY
     cfg = config(provider, server.url + path, key=key, extra=extra)
+    assert run(cfg, "index").returncode == 0  # a custom endpoint's size is learned here
+    sent = len(server.requests)
     r = run(cfg, "status", "--json")
     assert r.returncode == 0, r.stderr
+    assert len(server.requests) == sent, "status asks the provider nothing: dims from the index"
     st = json.loads(r.stdout)
     assert (st["provider"], st["model"], st["dims"]) == (provider, model, dims)
     assert st["provider_detail"]["endpoint"] == server.url + path
@@ -112,8 +115,7 @@ def test_switching_provider_is_one_full_reindex_across_processes(run, server) ->
 def test_rejected_key_is_reported_without_the_key(run, server) -> None:
     server.faults = always(Reply(401, {"error": {"message": f"Incorrect API key: {KEY}"}}))
     cfg = config("openai", server.url + "/v1")
-    r = run(cfg, "status")
-    assert r.returncode == 0
+    r = run(cfg, "index")  # status sends nothing; the first request is the index's
     assert "provider error: openai: HTTP 401 unauthorized" in r.stdout
     assert "Incorrect API key: ***" in r.stdout
     assert KEY not in r.stdout + r.stderr
