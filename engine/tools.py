@@ -10,13 +10,22 @@ an agent should see (search disabled, a refused path) come back as data with an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.core import Engine
 from engine.memory.recall import record_search
-from engine.search.pipeline import SearchOutcome, citation, snippet
+from engine.search.pipeline import SearchOutcome
+from engine.search.results import (
+    BackendFallback,
+    SearchAnswer,
+    SearchUnavailable,
+    search_hit,
+    snippet,
+)
 from engine.workspace.files import PathRefused
+from engine.workspace.get_answer import MemoryGetAnswer
 from engine.workspace.paging import DEFAULT_LINES, MAX_CHARS, Page
 from engine.workspace.safe_open import OpenedFile, sniff_binary
 from engine.workspace.streaming import read_page_streaming
@@ -37,44 +46,29 @@ def citations_on(engine: Engine) -> bool:
     return engine.settings.citations in ("auto", "on")
 
 
-def search_result_dict(
-    engine: Engine, outcome: SearchOutcome, *, explain: bool = False
-) -> dict[str, Any]:
-    """The ``memory_search`` shape for an outcome (plus the breakdown if asked)."""
+def search_answer(engine: Engine, outcome: SearchOutcome, *, explain: bool = False) -> SearchAnswer:
+    """The ``memory_search`` answer for a builtin outcome (plus the breakdown if asked)."""
     cite = citations_on(engine)
-    results = []
-    for c in outcome.results:
-        item: dict[str, Any] = {
-            "path": c.path,
-            "startLine": c.start_line,
-            "endLine": c.end_line,
-            "score": round(c.score, 6),
-            "snippet": snippet(c.text),
-            "source": c.source,
-        }
-        if cite:
-            ref = citation(c.path, c.start_line, c.end_line)
-            item["citation"] = ref
-            item["snippet"] = f"{item['snippet']}\n\nSource: {ref}"
-        if explain:
-            item["breakdown"] = c.to_dict()
-        results.append(item)
-    fallback_state = None
+    results = tuple(
+        search_hit(
+            c.path,
+            c.start_line,
+            c.end_line,
+            round(c.score, 6),
+            snippet(c.text),
+            c.source,
+            cite=cite,
+            breakdown=c.to_dict() if explain else None,
+        )
+        for c in outcome.results
+    )
     describe = engine.provider.describe() if engine.provider else {}
-    if isinstance(describe, dict) and describe.get("fallback"):
-        fallback_state = describe.get("fallback")
-    out: dict[str, Any] = {
-        "results": results,
-        "provider": engine.provider.id if engine.provider else "none",
-        "model": engine.provider.model if engine.provider else None,
-        "fallback": fallback_state,
-        "citations": engine.settings.citations,
-        "mode": outcome.mode,
-        "backend": engine.settings.backend,
-    }
+    switch = describe.get("fallback")  # the embedding fallback's switch record, if it switched
+    fallback_state = switch if isinstance(switch, Mapping) and switch else None
+    explanation: dict[str, Any] | None = None
     if explain:
         r = outcome.retrieval
-        out["explain"] = {
+        explanation = {
             "fusion": outcome.fusion,
             "options": outcome.options.__dict__ | {"sources": list(outcome.options.sources)},
             "fts_query": r.fts_query,
@@ -87,6 +81,63 @@ def search_result_dict(
             "dropped": [c.to_dict() for c in outcome.dropped],
             "timings_ms": {k: round(v, 3) for k, v in outcome.timings_ms.items()},
         }
+    return SearchAnswer(
+        results=results,
+        provider=engine.provider.id if engine.provider else "none",
+        model=engine.provider.model if engine.provider else None,
+        fallback=fallback_state,
+        citations=engine.settings.citations,
+        mode=outcome.mode,
+        backend=engine.settings.backend,
+        explain=explanation,
+    )
+
+
+def search_memory(
+    engine: Engine,
+    query: str,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    *,
+    explain: bool = False,
+    session_key: str | None = None,
+    backend: str | None = None,
+) -> SearchAnswer | SearchUnavailable:
+    """memory_search as a typed answer; under ``memory.backend = "qmd"`` qmd answers,
+    the builtin index only when qmd fails (``backend`` forces one: "qmd" or "builtin")."""
+    reason = tools_disabled_reason(engine)
+    if reason:
+        return SearchUnavailable(error=reason, action="enable memorySearch in openclaw.json")
+    options = engine.default_options()
+    if max_results is not None:
+        options = options.with_(max_results=max(1, int(max_results)))
+    if min_score is not None:
+        options = options.with_(min_score=min(1.0, max(0.0, float(min_score))))
+    qmd_fallback = None
+    if engine.qmd is not None and backend != "builtin":
+        from engine.qmd.backend import search_answer as qmd_search_answer
+
+        answer = engine.qmd.search(
+            query,
+            max_results=max_results,
+            min_score=min_score,
+            session_key=session_key,
+            citations=citations_on(engine),
+        )
+        if answer.ok:
+            return qmd_search_answer(engine.qmd, answer, engine.settings.citations)
+        qmd_fallback = BackendFallback("qmd", "builtin", answer.error)
+    try:
+        outcome = engine.search(query, options)
+    except Exception as exc:
+        return SearchUnavailable(
+            error=f"{type(exc).__name__}: {exc}",
+            action="run `memdeck status` and `memdeck index --force`",
+        )
+    record_search(engine, query, outcome)  # recall evidence for dreaming; never raises
+    out = search_answer(engine, outcome, explain=explain)
+    if engine.qmd is not None:  # qmd is configured but the builtin index answered
+        out = replace(out, backend="builtin", backend_fallback=qmd_fallback)
     return out
 
 
@@ -100,51 +151,16 @@ def memory_search(
     session_key: str | None = None,
     backend: str | None = None,
 ) -> dict[str, Any]:
-    """memory_search; under ``memory.backend = "qmd"`` qmd answers, the builtin index
-    only when qmd fails (``backend`` forces one: "qmd" or "builtin")."""
-    reason = tools_disabled_reason(engine)
-    if reason:
-        return {
-            "results": [],
-            "disabled": True,
-            "error": reason,
-            "action": "enable memorySearch in openclaw.json",
-        }
-    options = engine.default_options()
-    if max_results is not None:
-        options = options.with_(max_results=max(1, int(max_results)))
-    if min_score is not None:
-        options = options.with_(min_score=min(1.0, max(0.0, float(min_score))))
-    qmd_fallback = None
-    if engine.qmd is not None and backend != "builtin":
-        from engine.qmd.backend import answer_dict
-
-        answer = engine.qmd.search(
-            query,
-            max_results=max_results,
-            min_score=min_score,
-            session_key=session_key,
-            citations=citations_on(engine),
-        )
-        if answer.ok:
-            return answer_dict(engine.qmd, answer, engine.settings.citations)
-        qmd_fallback = {"from": "qmd", "to": "builtin", "reason": answer.error}
-    try:
-        outcome = engine.search(query, options)
-    except Exception as exc:
-        return {
-            "results": [],
-            "disabled": True,
-            "error": f"{type(exc).__name__}: {exc}",
-            "action": "run `memdeck status` and `memdeck index --force`",
-        }
-    record_search(engine, query, outcome)  # recall evidence for dreaming; never raises
-    out = search_result_dict(engine, outcome, explain=explain)
-    if engine.qmd is not None:  # qmd is configured but the builtin index answered
-        out["backend"] = "builtin"
-    if qmd_fallback is not None:
-        out["backendFallback"] = qmd_fallback
-    return out
+    """The agent tool: :func:`search_memory` as OpenClaw's JSON shape."""
+    return search_memory(
+        engine,
+        query,
+        max_results,
+        min_score,
+        explain=explain,
+        session_key=session_key,
+        backend=backend,
+    ).to_json()
 
 
 def open_memory_file(engine: Engine, path: str) -> tuple[str, OpenedFile] | dict[str, Any]:
@@ -236,25 +252,10 @@ def memory_get(
     try:
         got = read_memory(engine, path, from_line, lines, from_char=from_char)
     except MemoryGetError as exc:
-        out: dict[str, Any] = {"text": "", "path": path, "error": str(exc)}
-        if exc.disabled:
-            out["disabled"] = True
-        return out
-    return memory_get_result(got)
+        return MemoryGetAnswer.refused(path, str(exc), disabled=exc.disabled).to_json()
+    return memory_get_answer(got).to_json()
 
 
-def memory_get_result(got: MemoryRead) -> dict[str, Any]:
-    """The ``memory_get`` dict for a page that was read."""
-    page = got.page
-    out: dict[str, Any] = {"text": page.text + page.notice(), "path": got.path}
-    out["from"] = page.start
-    if page.start_char:
-        out["fromChar"] = page.start_char
-    out["lines"] = page.lines
-    if page.truncated:
-        out["truncated"] = True
-    if page.next_from is not None:
-        out["nextFrom"] = page.next_from
-    if page.next_char is not None:
-        out["nextChar"] = page.next_char
-    return out
+def memory_get_answer(got: MemoryRead) -> MemoryGetAnswer:
+    """The ``memory_get`` answer for a page that was read."""
+    return MemoryGetAnswer.of_page(got.path, got.page)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from engine.core import Engine
     from engine.search.pipeline import SearchOptions
+    from engine.search.results import SearchAnswer, SearchUnavailable
     from engine.status import EngineStatus
 
 from engine.cli.common import (
@@ -308,7 +309,8 @@ def _search_options(engine: Engine, args: argparse.Namespace) -> SearchOptions:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from engine.tools import memory_search, search_result_dict, tools_disabled_reason
+    from engine.search.results import SearchUnavailable
+    from engine.tools import search_answer, search_memory, tools_disabled_reason
 
     if args.batch is None and not args.query:
         raise UsageError("search needs a QUERY or --batch FILE")
@@ -329,16 +331,16 @@ def cmd_search(args: argparse.Namespace) -> int:
                     raise UsageError("--compare needs a QUERY")
                 data = compare(engine, args.query, args.max_results)
                 print(
-                    json.dumps(data, ensure_ascii=False, indent=2)
+                    json.dumps(data.to_json(), ensure_ascii=False, indent=2)
                     if args.json
                     else format_compare(data)
                 )
                 return EXIT_OK
         custom = any(x is not None for x in (args.mode, args.fusion, args.mmr, args.decay))
 
-        def run(query: str) -> dict[str, Any]:
+        def run(query: str) -> SearchAnswer | SearchUnavailable:
             if not custom or tools_disabled_reason(engine):
-                return memory_search(
+                return search_memory(
                     engine,
                     query,
                     args.max_results,
@@ -352,7 +354,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 options = options.with_(max_results=args.max_results)
             if args.min_score is not None:
                 options = options.with_(min_score=args.min_score)
-            return search_result_dict(engine, engine.search(query, options), explain=args.explain)
+            return search_answer(engine, engine.search(query, options), explain=args.explain)
 
         if args.batch is not None:
             return _search_batch(args, run)
@@ -360,34 +362,34 @@ def cmd_search(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
         return EXIT_OK
-    if result.get("disabled"):
-        print(f"memory search unavailable: {result.get('error')}", file=sys.stderr)
+    if isinstance(result, SearchUnavailable):
+        print(f"memory search unavailable: {result.error}", file=sys.stderr)
         return EXIT_RUNTIME
     print(
-        f"{len(result['results'])} results · mode {result['mode']} · provider {result['provider']}"
-        f" · backend {result.get('backend')}"
+        f"{len(result.results)} results · mode {result.mode} · provider {result.provider}"
+        f" · backend {result.backend}"
     )
-    if result.get("backendFallback"):
-        why = result["backendFallback"]["reason"]
+    if result.backend_fallback is not None:
+        why = result.backend_fallback.reason
         print(f"memdeck: warning: qmd failed, builtin answered: {why}", file=sys.stderr)
-    if result.get("denied"):
-        print(f"memdeck: qmd search denied by memory.qmd.scope: {result['scope']}", file=sys.stderr)
-    for i, r in enumerate(result["results"], start=1):
-        print(f"\n{i}. {r['path']}:{r['startLine']}-{r['endLine']}  score {r['score']:.4f}")
-        if args.explain and "breakdown" in r:
-            b = r["breakdown"]
+    if result.denied:
+        print(f"memdeck: qmd search denied by memory.qmd.scope: {result.scope}", file=sys.stderr)
+    for i, r in enumerate(result.results, start=1):
+        print(f"\n{i}. {r.path}:{r.start_line}-{r.end_line}  score {r.score:.4f}")
+        if args.explain and r.breakdown is not None:
+            b: Mapping[str, Any] = r.breakdown
             print(f"   {b['formula']}")
             print(
                 f"   vector {_fmt(b['vector_score'])} (#{b['vector_position'] or '-'})  "
                 f"text {_fmt(b['text_score'])} bm25 {_fmt(b['bm25_rank'])} "
                 f"(#{b['fts_position'] or '-'})  lists {','.join(b['lists'])}"
             )
-        body = r["snippet"].split("\n\nSource:")[0].strip().replace("\n", "\n   ")
+        body = r.excerpt.strip().replace("\n", "\n   ")
         print("   " + body[:300] + ("…" if len(body) > 300 else ""))
-    if args.explain and "explain" in result:
-        dropped = result["explain"]["dropped"]
+    if args.explain and result.explain is not None:
+        dropped: list[dict[str, Any]] = result.explain["dropped"]  # type: ignore[assignment]
         print(f"\n{len(dropped)} dropped candidates")
         for d in dropped[:20]:
             where = f"{d['path']}:{d['start_line']}-{d['end_line']}"
@@ -399,7 +401,9 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def _search_batch(args: argparse.Namespace, run: Callable[[str], dict[str, Any]]) -> int:
+def _search_batch(
+    args: argparse.Namespace, run: Callable[[str], SearchAnswer | SearchUnavailable]
+) -> int:
     stream = sys.stdin if str(args.batch) == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
     try:
         for lineno, line in enumerate(stream, start=1):
@@ -413,7 +417,7 @@ def _search_batch(args: argparse.Namespace, run: Callable[[str], dict[str, Any]]
             except (ValueError, KeyError, TypeError) as exc:
                 print(json.dumps({"id": None, "line": lineno, "error": f"bad input line: {exc}"}))
                 continue
-            out = {"id": item.get("id"), **run(query)}
+            out = {"id": item.get("id"), **run(query).to_json()}
             print(json.dumps(out, ensure_ascii=False), flush=True)
     finally:
         if stream is not sys.stdin:
@@ -425,7 +429,7 @@ def cmd_get(args: argparse.Namespace) -> int:
     """``memory_get`` from the shell. ``--json`` prints the tool's result; text mode
     prints the lines themselves on stdout (so ``> file`` copies them) and says on
     stderr how to continue when the page did not reach the end."""
-    from engine.tools import MemoryGetError, memory_get_result, read_memory
+    from engine.tools import MemoryGetError, memory_get_answer, read_memory
 
     engine = open_engine(args, read_only=True)
     try:
@@ -445,7 +449,7 @@ def cmd_get(args: argparse.Namespace) -> int:
             f"({page.start_line_chars} characters)"
         )
     if args.json:
-        print_json(memory_get_result(got))
+        print_json(memory_get_answer(got).to_json())
         return EXIT_OK
     if page.lines:
         print(page.text)

@@ -59,6 +59,7 @@ from engine.qmd.status import (
     QmdStatusLimits,
     QmdStep,
 )
+from engine.search.results import SearchAnswer, SearchHit, search_hit
 from engine.workspace.files import PathRefused, Workspace
 from engine.workspace.safe_open import OpenedFile, check_parts, open_beneath
 
@@ -102,7 +103,7 @@ class QmdAnswer:
     """One memory_search through qmd: results, a scope denial, or a failure to fall back from."""
 
     ok: bool
-    results: list[dict[str, Any]] = field(default_factory=list)
+    results: list[SearchHit] = field(default_factory=list)
     denied: str | None = None
     error: str | None = None
     kind: str | None = None
@@ -489,35 +490,31 @@ class QmdBackend:
                     return self.workspace.rel(target), target
         return f"qmd/{hit.collection}/{hit.rel_path}", None
 
-    def map_hits(self, hits: list[QmdHit], *, citations: bool) -> list[dict[str, Any]]:
+    def map_hits(self, hits: list[QmdHit], *, citations: bool) -> list[SearchHit]:
         """qmd hits in the memory_search result shape, snippet limits applied."""
-        from engine.search.pipeline import citation
-
         limits = self.qs.limits
         texts = clamp_snippets(
             [h.text for h in hits], limits.max_snippet_chars, limits.max_injected_chars
         )
-        out: list[dict[str, Any]] = []
+        out: list[SearchHit] = []
         for hit, text in zip(hits, texts, strict=False):
             path, _ = self.display_path(hit)
             c = self.by_name.get(hit.collection)
-            item: dict[str, Any] = {
-                "path": path,
-                "startLine": hit.start_line,
-                "endLine": hit.end_line,
-                "score": hit.score,
-                "snippet": text,
-                "source": "sessions" if c is not None and c.kind == "sessions" else "memory",
-                "collection": hit.collection,
-                "docid": hit.docid,
-            }
-            if hit.title:
-                item["title"] = hit.title
-            if citations:
-                ref = citation(path, hit.start_line, hit.end_line)
-                item["citation"] = ref
-                item["snippet"] = f"{text}\n\nSource: {ref}"
-            out.append(item)
+            source = "sessions" if c is not None and c.kind == "sessions" else "memory"
+            out.append(
+                search_hit(
+                    path,
+                    hit.start_line,
+                    hit.end_line,
+                    hit.score,
+                    text,
+                    source,
+                    cite=citations,
+                    collection=hit.collection,
+                    docid=hit.docid,
+                    title=hit.title,
+                )
+            )
         return out
 
     # -- memory_get --------------------------------------------------------------
@@ -637,18 +634,16 @@ def _iso(t: float | None) -> str | None:
     return None if t is None else dt.datetime.fromtimestamp(t).isoformat(timespec="seconds")
 
 
-def answer_dict(backend: QmdBackend, answer: QmdAnswer, citations: str) -> dict[str, Any]:
-    """A successful (or scope-denied) qmd answer in the memory_search shape."""
-    out: dict[str, Any] = {
-        "results": answer.results,
-        "provider": "qmd",
-        "model": str(backend.embed_model) if backend.embed_model else None,
-        "fallback": None,
-        "citations": citations,
-        "mode": backend.qs.search_mode,
-        "backend": "qmd",
-    }
-    if answer.denied is not None:
-        out["denied"] = True
-        out["scope"] = answer.denied
-    return out
+def search_answer(backend: QmdBackend, answer: QmdAnswer, citations: str) -> SearchAnswer:
+    """A successful (or scope-denied) qmd answer as the memory_search answer."""
+    return SearchAnswer(
+        results=tuple(answer.results),
+        provider="qmd",
+        model=str(backend.embed_model) if backend.embed_model else None,
+        fallback=None,
+        citations=citations,
+        mode=backend.qs.search_mode,
+        backend="qmd",
+        denied=True if answer.denied is not None else None,
+        scope=answer.denied,
+    )

@@ -39,7 +39,6 @@ from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import scoring
 
 Mode = SearchMode  # one definition, in engine.config.settings
-SNIPPET_MAX_CHARS = 700
 #: below this many chunks the OR fallback keeps every term (see ``_or_query``)
 PRUNE_MIN_ROWS = 2000
 #: length of the FTS ranking a hybrid retrieval reads to score vector candidates
@@ -699,13 +698,3 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
     for c in cands:
         c.text_component = c.text_score
         c.vector_component = c.vector_score
-
-
-# -- presentation helpers shared by tools, CLI and TUI ---------------------------
-def snippet(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:
-    """At most ``limit`` characters, cut on a character (code point) boundary."""
-    return text if len(text) <= limit else text[:limit]
-
-
-def citation(path: str, start: int, end: int) -> str:
-    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"

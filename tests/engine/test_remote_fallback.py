@@ -12,7 +12,7 @@ import pytest
 
 from engine.core import Engine
 from engine.events import SyncDone
-from engine.tools import search_result_dict
+from engine.tools import search_answer
 from tests.engine_fixtures import write
 from tests.provider_servers import FAST_ENV as FAST
 from tests.provider_servers import ProviderServer, Reply, always, write_notes
@@ -112,8 +112,9 @@ def test_primary_failing_mid_sync_forces_exactly_one_full_reindex(
     assert not again.full and again.chunks_embedded == 0
     outcome = engine.search("oat milk", engine.default_options().with_(min_score=0))
     assert outcome.mode == "hybrid" and outcome.results[0].path == "memory/2026-03-02.md"
-    result = search_result_dict(engine, outcome)
-    assert result["provider"] == "gemini" and result["fallback"]["from"] == "openai"
+    result = search_answer(engine, outcome)
+    assert result.provider == "gemini"
+    assert result.fallback is not None and result.fallback["from"] == "openai"
 
 
 def test_query_failure_switches_and_search_degrades_to_keywords(engine, primary, backup) -> None:
