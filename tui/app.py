@@ -31,7 +31,7 @@ from engine.events import SyncDone, SyncFailed, SyncStarted
 from engine.index.sync_service import SyncService, SyncServiceState
 from engine.search.pipeline import SearchOutcome
 from engine.status import EngineStatus
-from engine.tools import search_result_dict
+from engine.tools import search_answer
 from engine.workspace.files import ExternalChangeError
 from engine.workspace.presence import WorkspaceProblem, create_workspace, workspace_problem
 from tui import export
@@ -750,7 +750,7 @@ class MemdeckApp(App[int]):
                 return
         if path.suffix.lower() == ".json":
             text = export.ranking_json(
-                search_result_dict(self.engine, outcome, explain=True), outcome, at
+                search_answer(self.engine, outcome, explain=True).to_json(), outcome, at
             )
         else:
             text = export.ranking_markdown(outcome, at)

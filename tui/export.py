@@ -67,7 +67,7 @@ def whynot_clip(outcome: SearchOutcome) -> str:
 
 
 def ranking_json(result: dict[str, Any], outcome: SearchOutcome, at: dt.datetime) -> str:
-    """``result`` is ``engine.tools.search_result_dict(…, explain=True)``; the query
+    """``result`` is ``engine.tools.search_answer(…, explain=True).to_json()``; the query
     and the time are added so the file stands on its own."""
     doc = {"query": outcome.query, "exported_at": at.isoformat(timespec="seconds"), **result}
     return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"

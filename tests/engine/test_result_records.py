@@ -101,9 +101,7 @@ def test_qmd_hits_use_the_same_footer_and_keep_their_extra_keys(
 ) -> None:
     write(workspace_dir, "MEMORY.md", "# Memory\n\nPostgres on 5432.\n")
     eng = make_engine(provider=None)
-    backend = QmdBackend(
-        eng.settings, eng.workspace, qmd_settings=QmdSettings(), embed_model=None, watch=False
-    )
+    backend = QmdBackend(eng.settings, eng.workspace, qmd_settings=QmdSettings(), embed_model=None)
     try:
         root = next(c for c in backend.collections if c.path == eng.workspace.root)
         hit = QmdHit("#abc", 0.5, root.name, "MEMORY.md", 3, "Memory", None, "Postgres", 3, 3)

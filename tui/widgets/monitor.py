@@ -309,9 +309,9 @@ class MonitorPane(VerticalScroll):
             t = Table.grid(padding=(0, 2))
             t.add_column(style="bold", no_wrap=True, min_width=9)
             t.add_column(ratio=1, overflow="fold")
-            for a, b, c, d in rows:
-                t.add_row(a, b)
-                t.add_row(c, d)
+            for label, value, label2, value2 in rows:
+                t.add_row(label, value)
+                t.add_row(label2, value2)
         else:
             for row in rows:
                 t.add_row(*row)
