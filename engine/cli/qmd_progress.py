@@ -54,9 +54,9 @@ class QmdProgressPrinter:
                 self._timers[event.step] = timer
                 timer.start()
                 return
-            timer = self._timers.pop(event.step, None)
-            if timer is not None:
-                timer.cancel()
+            pending = self._timers.pop(event.step, None)
+            if pending is not None:
+                pending.cancel()
             if event.step not in self._shown:
                 return
             self._shown.discard(event.step)

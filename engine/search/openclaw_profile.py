@@ -45,6 +45,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -124,7 +125,9 @@ def bm25_to_score(rank: float) -> float:
     return 1 / (1 + rank)
 
 
-def lexical_boost(query_tokens: Sequence[str], path: str, text: str) -> tuple[float, dict]:
+def lexical_boost(
+    query_tokens: Sequence[str], path: str, text: str
+) -> tuple[float, dict[str, Any]]:
     """The boost added to a body hit's bm25 score, and its parts for the breakdown."""
     if not query_tokens:
         return 0.0, {}
@@ -149,7 +152,7 @@ def lexical_boost(query_tokens: Sequence[str], path: str, text: str) -> tuple[fl
 
 
 # -- ordering -------------------------------------------------------------------
-def locale_key(text: str) -> tuple:
+def locale_key(text: str) -> tuple[Any, ...]:
     """An approximation of JavaScript's ``localeCompare`` (ICU root collation):
     punctuation < digits < letters, letters compared case-insensitively first,
     lowercase before uppercase on a tie."""
@@ -271,7 +274,7 @@ class OpenClawIndex:
             """
         )
         self.chunks: dict[str, ProfileChunk] = {}
-        self.fingerprint: tuple = ()
+        self.fingerprint: tuple[Any, ...] = ()
         self.lock = threading.Lock()
 
     def load(self, files: Sequence[tuple[str, str, float]]) -> None:
@@ -396,12 +399,12 @@ class Hit:
     has_body: bool
     bm25_rank: float | None = None
     boost: float = 0.0
-    boost_parts: dict = field(default_factory=dict)
+    boost_parts: dict[str, Any] = field(default_factory=dict)
     terms: list[str] = field(default_factory=list)  # which keyword queries found it
 
 
-def _compare_key(chunks: dict[str, ProfileChunk]) -> Callable[[Hit], tuple]:
-    def key(h: Hit) -> tuple:
+def _compare_key(chunks: dict[str, ProfileChunk]) -> Callable[[Hit], tuple[Any, ...]]:
+    def key(h: Hit) -> tuple[Any, ...]:
         c = chunks[h.id]
         return (-h.score, -h.text_score, -h.path_score, locale_key(c.path), c.start_line, h.id)
 
@@ -573,6 +576,18 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return 0.0 if union == 0 else inter / union
 
 
+@dataclass(eq=False)  # identity: ``remaining.remove`` must drop this very item
+class _MmrItem:
+    """One snippet in the MMR loop: its score, word set and running numbers."""
+
+    ident: str
+    score: float
+    tokens: frozenset[str]
+    empty: str | None  # the snippet itself when it has no words (equal blanks are similar)
+    relevance: float = 0.0
+    max_sim: float = 0.0
+
+
 def mmr_rerank(
     items: Sequence[tuple[str, float, str]], lam: float = MMR_LAMBDA
 ) -> list[tuple[str, float, float, float]]:
@@ -583,37 +598,37 @@ def mmr_rerank(
     if lam == 1:
         ordered = sorted(items, key=lambda x: -x[1])
         return [(i, s, 0.0, s) for i, s, _ in ordered]
-    prepared = []
+    prepared: list[_MmrItem] = []
     for ident, score, snippet in items:
         tokens = mmr_tokens(snippet)
         empty = snippet.strip().lower() if not tokens else None
-        prepared.append([ident, score, tokens, empty, 0.0, 0.0])
-    hi = max(p[1] for p in prepared)
-    lo = min(p[1] for p in prepared)
+        prepared.append(_MmrItem(ident, score, tokens, empty))
+    hi = max(p.score for p in prepared)
+    lo = min(p.score for p in prepared)
     spread = hi - lo
     for p in prepared:
-        p[4] = 1.0 if spread == 0 else (p[1] - lo) / spread
+        p.relevance = 1.0 if spread == 0 else (p.score - lo) / spread
     remaining = list(prepared)
     out = []
     while remaining:
-        best = None
+        best: _MmrItem | None = None
         best_score = -math.inf
         for cand in remaining:
-            value = lam * cand[4] - (1 - lam) * cand[5]
+            value = lam * cand.relevance - (1 - lam) * cand.max_sim
             if value > best_score or (
-                value == best_score and cand[1] > (best[1] if best else -math.inf)
+                value == best_score and cand.score > (best.score if best else -math.inf)
             ):
                 best_score, best = value, cand
         assert best is not None
-        out.append((best[0], best[4], best[5], best_score))
+        out.append((best.ident, best.relevance, best.max_sim, best_score))
         remaining.remove(best)
         for cand in remaining:
-            if not cand[2] and not best[2]:
-                sim = float(cand[3] == best[3])
+            if not cand.tokens and not best.tokens:
+                sim = float(cand.empty == best.empty)
             else:
-                sim = _jaccard(cand[2], best[2])
-            if sim > cand[5]:
-                cand[5] = sim
+                sim = _jaccard(cand.tokens, best.tokens)
+            if sim > cand.max_sim:
+                cand.max_sim = sim
     return out
 
 
@@ -795,13 +810,15 @@ def _hybrid(
             cands[hit.id] = base
     ranked = []
     for cid, cand in cands.items():
-        hit = by_id.get(cid)
+        found = by_id.get(cid)
         keyword = 0.0
-        if hit is not None:
-            keyword = hit.score if hit.text_score > 0 else hit.path_score
+        if found is not None:
+            keyword = found.score if found.text_score > 0 else found.path_score
         vector = cand.vector_score or 0.0
         content = VECTOR_WEIGHT * vector + TEXT_WEIGHT * keyword
-        lexical_rank = hit.score if hit is not None and hit.has_body and hit.text_score == 0 else 0
+        lexical_rank = (
+            found.score if found is not None and found.has_body and found.text_score == 0 else 0
+        )
         ranking = lexical_rank if content == 0 else content
         cand.vector_weight, cand.text_weight = VECTOR_WEIGHT, TEXT_WEIGHT
         cand.vector_component, cand.text_component = vector, keyword
@@ -834,7 +851,14 @@ def _hybrid(
     return _select(query, merged, hits, max_results, min_score, terms)
 
 
-def _select(query, merged, hits, max_results, min_score, terms) -> OpenClawOutcome:
+def _select(
+    query: str,
+    merged: list[OpenClawCandidate],
+    hits: list[Hit],
+    max_results: int,
+    min_score: float,
+    terms: tuple[str, ...],
+) -> OpenClawOutcome:
     """minScore, then the top-up with keyword-only hits below it."""
     strict = [c for c in merged if c.score >= min_score]
     chosen = strict[:max_results]
