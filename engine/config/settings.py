@@ -112,14 +112,21 @@ def normalize_weights(vector_weight: float, text_weight: float) -> tuple[float, 
     its weight toggles (``engine.search.scoring`` re-exports it beside the other
     formulas). Summing to 1 keeps the merged score in 0..1 so minScore means
     the same thing whatever the user typed; all-zero weights fall back to the
-    defaults rather than making every score 0.
+    defaults rather than making every score 0. The pair is rounded to the 3
+    decimals a score breakdown prints (the text weight is 1 − the rounded vector
+    weight), so a printed formula uses the very weights that ranked.
     """
     vw = _unit_clamp(vector_weight)
     tw = _unit_clamp(text_weight)
     total = vw + tw
     if total <= 0.0:
         return HybridSettings.vector_weight, HybridSettings.text_weight
-    return vw / total, tw / total
+    vw = round(vw / total, WEIGHT_DIGITS)
+    return vw, round(1.0 - vw, WEIGHT_DIGITS)
+
+
+#: decimals of the weights in a printed score breakdown (``normalize_weights``)
+WEIGHT_DIGITS = 3
 
 
 def _unit_clamp(value: float) -> float:

@@ -36,7 +36,7 @@ from engine.config.settings import (
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
-from engine.search import scoring
+from engine.search import explain, scoring
 
 Mode = SearchMode  # one definition, in engine.config.settings
 #: below this many chunks the OR fallback keeps every term (see ``_or_query``)
@@ -154,6 +154,15 @@ class Candidate:
     vector_score: float | None = None  # cosine similarity
     text_component: float | None = None  # the text side as fused (normalised/RRF/raw)
     vector_component: float | None = None
+    #: the number each component was made from (geometric: −bm25 and the cosine
+    #: floored at 0; normalized: the side's score) and the references it was
+    #: compared with (geometric: (best,); min-max: (lowest, highest); z-score:
+    #: (mean, std)); ``engine.search.explain`` prints them as the arithmetic
+    text_input: float | None = None
+    vector_input: float | None = None
+    text_ref: tuple[float, ...] | None = None
+    vector_ref: tuple[float, ...] | None = None
+    normalization: str = "minmax"
     vector_weight: float = 0.0
     text_weight: float = 0.0
     fused_score: float = 0.0  # weighted score before decay
@@ -168,6 +177,11 @@ class Candidate:
     final_rank: int | None = None  # 1-based among returned results
     dropped: str | None = None  # why it is not returned
     rescued: bool = False  # kept by the keyword rescue below minScore
+    #: the score split into the score bar's segments (vector, text, and the part
+    #: neither side earned: the geometric floor); they sum to ``score``
+    vector_part: float = 0.0
+    text_part: float = 0.0
+    base_part: float = 0.0
 
     def evolve(self, **changes: object) -> Candidate:
         """A copy with ``changes``: a ranking stage returns new candidates, never edits its input.
@@ -190,24 +204,7 @@ class Candidate:
 
     def formula(self) -> str:
         """The arithmetic of this candidate's score, with its real numbers."""
-        if self.fusion == "geometric":
-            vc = 1.0 if self.vector_component is None else self.vector_component
-            tc = 1.0 if self.text_component is None else self.text_component
-            text = (
-                f"{max(vc, scoring.GEOMETRIC_FLOOR):.4f}^{self.vector_weight:.3f}"
-                f" × {max(tc, scoring.GEOMETRIC_FLOOR):.4f}^{self.text_weight:.3f}"
-                f" = {self.fused_score:.4f}"
-            )
-        else:
-            vc = 0.0 if self.vector_component is None else self.vector_component
-            tc = 0.0 if self.text_component is None else self.text_component
-            text = (
-                f"{self.vector_weight:.3f}×{vc:.4f} + {self.text_weight:.3f}×{tc:.4f}"
-                f" = {self.fused_score:.4f}"
-            )
-        if self.decay_multiplier != 1.0:
-            text += f"; ×{self.decay_multiplier:.4f} (age {self.age_days:.1f} d) = {self.score:.4f}"
-        return text
+        return "; ".join(str(line) for line in explain.score_lines(self))
 
     def to_dict(self) -> dict[str, object]:
         d = asdict(self)
@@ -531,23 +528,23 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
             continue
         c.lists += ("fts",)
         c.fts_position = pos
-        c.bm25_rank = rank_value
-        c.text_score = scoring.bm25_rank_to_score(rank_value)
+        c.bm25_rank = _rounded_rank(rank_value)
+        c.text_score = scoring.quantize(scoring.bm25_rank_to_score(c.bm25_rank))
     for pos, (cid, sim) in enumerate(vec, start=1):
         c = cand(cid)
         if c is None:
             continue
         c.lists += ("vector",)
         c.vector_position = pos
-        c.vector_score = float(sim)
+        c.vector_score = scoring.quantize(float(sim))
     if plan.fusion == "geometric":
         for c in cands.values():
             c.fusion = plan.fusion
             if c.bm25_rank is None and c.chunk_id in retrieval.text_ranks:
-                c.bm25_rank = retrieval.text_ranks[c.chunk_id]
-                c.text_score = scoring.bm25_rank_to_score(c.bm25_rank)
+                c.bm25_rank = _rounded_rank(retrieval.text_ranks[c.chunk_id])
+                c.text_score = scoring.quantize(scoring.bm25_rank_to_score(c.bm25_rank))
             if c.vector_score is None and c.chunk_id in retrieval.cosines:
-                c.vector_score = retrieval.cosines[c.chunk_id]
+                c.vector_score = scoring.quantize(retrieval.cosines[c.chunk_id])
     return list(cands.values())
 
 
@@ -557,10 +554,12 @@ def fuse(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> list
     _set_components(out, plan.fusion, options)
     combine = scoring.weighted_geometric if plan.fusion == "geometric" else scoring.weighted_sum
     for c in out:
-        c.fused_score = combine(
-            c.vector_component, c.text_component, plan.vector_weight, plan.text_weight
+        c.normalization = options.normalization
+        c.fused_score = scoring.quantize(
+            combine(c.vector_component, c.text_component, plan.vector_weight, plan.text_weight)
         )
         c.score = c.fused_score
+        _bar_parts(c)
     return out
 
 
@@ -579,8 +578,12 @@ def apply_decay(
         if age is None:
             out.append(c)
             continue
-        mult = scoring.decay_multiplier(age, options.half_life_days)
-        out.append(c.evolve(age_days=age, decay_multiplier=mult, score=c.fused_score * mult))
+        mult = scoring.quantize(scoring.decay_multiplier(age, options.half_life_days))
+        decayed = c.evolve(
+            age_days=age, decay_multiplier=mult, score=scoring.quantize(c.fused_score * mult)
+        )
+        _bar_parts(decayed)
+        out.append(decayed)
     return out
 
 
@@ -633,7 +636,9 @@ def cut_results(ordered: list[Candidate], options: SearchOptions, text_weight: f
     kept = [c for c in ordered if c.score >= options.min_score]
     for c in ordered:
         if c.score < options.min_score:
-            c.dropped = f"score {c.score:.4f} < minScore {options.min_score:.2f}"
+            c.dropped = (
+                f"score {explain.fmt(c.score)} < minScore {explain.threshold(options.min_score)}"
+            )
     rescue_used = False
     if not kept and any(c.text_score is not None for c in ordered):
         floor = min(options.min_score, text_weight)
@@ -657,16 +662,21 @@ def cut_results(ordered: list[Candidate], options: SearchOptions, text_weight: f
 
 
 def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
-    """Set each candidate's text/vector components (``cands`` are the stage's own copies)."""
+    """Set each candidate's text/vector components (``cands`` are the stage's own
+    copies), rounded (``scoring.quantize``), with the inputs and references the
+    breakdown prints them from."""
+    q = scoring.quantize
     if fusion == "rrf":
         # Weighted RRF, scaled so rank 1 on both lists is 1.0 (keeps minScore meaningful).
         top = scoring.rrf_score(1, options.rrf_k)
         for c in cands:
             c.text_component = (
-                scoring.rrf_score(c.fts_position, options.rrf_k) / top if c.fts_position else None
+                q(scoring.rrf_score(c.fts_position, options.rrf_k) / top)
+                if c.fts_position
+                else None
             )
             c.vector_component = (
-                scoring.rrf_score(c.vector_position, options.rrf_k) / top
+                q(scoring.rrf_score(c.vector_position, options.rrf_k) / top)
                 if c.vector_position
                 else None
             )
@@ -676,25 +686,90 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
         # so no side's raw scale (bm25 ~5–30, cosine ~0.2–0.6) can dominate. A side
         # with no signal at all (no candidate matched a query word) stays None:
         # neutral in the product rather than zeroing everything.
-        text = {c.chunk_id: -c.bm25_rank if c.bm25_rank and c.bm25_rank < 0 else 0.0 for c in cands}
-        vec = {c.chunk_id: max(c.vector_score or 0.0, 0.0) for c in cands}
-        for values, comp in ((text, "text_component"), (vec, "vector_component")):
-            best = max(values.values(), default=0.0)
+        for c in cands:
+            c.text_input = -c.bm25_rank if c.bm25_rank is not None and c.bm25_rank < 0 else 0.0
+            c.vector_input = max(c.vector_score or 0.0, 0.0)
+        for inp, comp, ref in (
+            ("text_input", "text_component", "text_ref"),
+            ("vector_input", "vector_component", "vector_ref"),
+        ):
+            best = max((getattr(c, inp) for c in cands), default=0.0)
             for c in cands:
-                setattr(c, comp, values[c.chunk_id] / best if best > 0 else None)
+                setattr(c, comp, q(getattr(c, inp) / best) if best > 0 else None)
+                setattr(c, ref, (best,) if best > 0 else None)
         return
     if fusion == "normalized":
-        norm = (
-            scoring.zscore_normalize
-            if options.normalization == "zscore"
-            else scoring.minmax_normalize
-        )
-        for attr, comp in (("text_score", "text_component"), ("vector_score", "vector_component")):
+        zscore = options.normalization == "zscore"
+        for attr, inp, comp, ref in (
+            ("text_score", "text_input", "text_component", "text_ref"),
+            ("vector_score", "vector_input", "vector_component", "vector_ref"),
+        ):
             have = [c for c in cands if getattr(c, attr) is not None]
-            normalized = norm([getattr(c, attr) for c in have])
-            for c, v in zip(have, normalized, strict=True):
-                setattr(c, comp, v)
+            values = [getattr(c, attr) for c in have]
+            params = scoring.zscore_params(values) if zscore else scoring.minmax_params(values)
+            for c in have:
+                x = getattr(c, attr)
+                setattr(c, inp, x)
+                setattr(c, ref, params)
+                if params is None:
+                    value = 1.0
+                elif zscore:
+                    value = scoring.normal_cdf((x - params[0]) / params[1])
+                else:
+                    value = (x - params[0]) / (params[1] - params[0])
+                setattr(c, comp, q(value))
         return
     for c in cands:
         c.text_component = c.text_score
         c.vector_component = c.vector_score
+
+
+def _rounded_rank(rank: float) -> float:
+    """A bm25 rank rounded to the printed decimals, never to 0 from below.
+
+    A match (negative rank) weaker than the last printed decimal keeps the
+    smallest printable rank, −0.0001: rounding it to 0 would flip it into
+    the ``1/(1+r)`` branch and score it 1.0.
+    """
+    if not math.isfinite(rank):
+        return rank
+    value = scoring.quantize(rank)
+    if rank < 0 and value >= 0:
+        return -(10.0**-scoring.DIGITS)
+    return value
+
+
+def _bar_parts(c: Candidate) -> None:
+    """Split ``c.score`` into the segments of its score bar; they sum to the score.
+
+    Weighted sums (``weighted``, ``normalized``, ``rrf``): the two terms
+    ``vw×v`` and ``tw×t``, scaled by the decay factor. ``geometric``: the product
+    is at least the floor 0.05, which neither side earned (``base_part``); the
+    rest is split in proportion to each side's share of ``ln(score/0.05)``,
+    i.e. ``vw×ln(v/0.05)`` against ``tw×ln(t/0.05)`` — a product's parts add up
+    in logarithms, not in the score itself.
+    """
+    score = c.score
+    if c.fusion == "geometric":
+        floor = scoring.GEOMETRIC_FLOOR
+        shares = []
+        for comp, weight in (
+            (c.vector_component, c.vector_weight),
+            (c.text_component, c.text_weight),
+        ):
+            value = 1.0 if comp is None else max(floor, min(1.0, comp))
+            shares.append(weight * math.log(value / floor))
+        base = min(score, floor ** (c.vector_weight + c.text_weight) * c.decay_multiplier)
+        total = shares[0] + shares[1]
+        rest = score - base
+        c.base_part = base
+        c.vector_part = rest * shares[0] / total if total > 0 else 0.0
+        c.text_part = score - base - c.vector_part
+        return
+    v = c.vector_weight * (c.vector_component or 0.0)
+    t = c.text_weight * (c.text_component or 0.0)
+    total = v + t
+    c.base_part = 0.0
+    c.vector_part = score * v / total if total > 0 else 0.0
+    c.text_part = score - c.vector_part
+

@@ -19,11 +19,13 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from engine.config.settings import HybridSettings, normalize_weights
+from engine.config.settings import WEIGHT_DIGITS, HybridSettings, normalize_weights
 from engine.index.tokens import jaccard
 from engine.workspace.dates import date_from_path, is_evergreen
 
 __all__ = [
+    "DIGITS",
+    "WEIGHT_DIGITS",
     "MMRItem",
     "MMRPick",
     "age_days",
@@ -33,12 +35,16 @@ __all__ = [
     "decay_multiplier",
     "is_evergreen",
     "minmax_normalize",
+    "minmax_params",
     "mmr_rerank",
+    "normal_cdf",
     "normalize_weights",
+    "quantize",
     "rrf_score",
     "weighted_geometric",
     "weighted_sum",
     "zscore_normalize",
+    "zscore_params",
 ]
 
 MAX_CANDIDATES = 200
@@ -47,6 +53,21 @@ DEFAULT_TEXT_WEIGHT = HybridSettings.text_weight
 NON_FINITE_TEXT_SCORE = 0.001
 RRF_K = HybridSettings.rrf_k
 GEOMETRIC_FLOOR = 0.05
+#: decimals of every number a score breakdown prints (weights: ``WEIGHT_DIGITS``)
+DIGITS = 4
+
+
+def quantize(value: float) -> float:
+    """``value`` rounded to the ``DIGITS`` decimals the breakdown prints.
+
+    The ranking rounds each intermediate number (side scores, components, the
+    fused and final score) as it produces it, so the formula a breakdown prints
+    from those numbers *is* the computation: evaluated by hand it gives the
+    printed result, to the last printed digit. Four decimals change no ranking
+    that a benchmark can see (ties keep the list positions' order).
+    """
+    return round(value, DIGITS)
+
 
 # ---------------------------------------------------------------------------
 # Keyword and hybrid scores
@@ -129,6 +150,40 @@ def minmax_normalize(values: Sequence[float]) -> list[float]:
     if span <= 0.0 or not math.isfinite(span):
         return [1.0] * len(values)
     return [(v - lo) / span for v in values]
+
+
+def minmax_params(values: Sequence[float]) -> tuple[float, float] | None:
+    """(lowest, highest) of one side's candidate scores, or None when they are all
+    equal (then every value maps to 1.0, see :func:`minmax_normalize`)."""
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    span = hi - lo
+    if span <= 0.0 or not math.isfinite(span):
+        return None
+    return lo, hi
+
+
+def zscore_params(values: Sequence[float]) -> tuple[float, float] | None:
+    """(mean, standard deviation) rounded to ``DIGITS``, or None for zero spread.
+
+    Rounded so that ``Φ((x − mean) ÷ std)`` printed with these numbers is the
+    computation itself (see :func:`quantize`).
+    """
+    if not values:
+        return None
+    n = len(values)
+    mean = math.fsum(values) / n
+    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / n)
+    mean, std = quantize(mean), quantize(std)
+    if std <= 0.0 or not math.isfinite(std):
+        return None
+    return mean, std
+
+
+def normal_cdf(z: float) -> float:
+    """Φ(z), the standard normal CDF (what a z-score becomes in 0..1)."""
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
 
 
 def zscore_normalize(values: Sequence[float]) -> list[float]:
@@ -274,7 +329,9 @@ def mmr_rerank(
     if n == 0:
         return []
     lam = 1.0 if math.isnan(lambda_) else min(1.0, max(0.0, lambda_))
-    relevance = minmax_normalize([item.score for item in items])
+    # Relevance and similarity are rounded to the printed DIGITS (see ``quantize``)
+    # so the breakdown's "λ×relevance − (1−λ)×max-sim" is exactly what decided.
+    relevance = [quantize(r) for r in minmax_normalize([item.score for item in items])]
     max_sim = [0.0] * n
     remaining = list(range(n))
     picks: list[MMRPick] = []
@@ -299,7 +356,7 @@ def mmr_rerank(
         remaining.remove(best)
         chosen = items[best]
         for idx in remaining:
-            sim = _pair_similarity(items[idx], chosen, similarity)
+            sim = quantize(_pair_similarity(items[idx], chosen, similarity))
             if sim > max_sim[idx]:
                 max_sim[idx] = sim
     return picks

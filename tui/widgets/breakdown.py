@@ -15,28 +15,37 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from engine.search import explain as ex
 from engine.search.pipeline import Candidate, SearchOutcome
-from tui.format import location, num, signed_shift, style_of
+from engine.search.scoring import GEOMETRIC_FLOOR
+from tui.format import location, signed_shift, style_of
 
 LIST_ROWS = 12
 
 
-def _component_note(outcome: SearchOutcome, side: str, position: int | None) -> str:
-    """How a raw side score became the component that is weighted."""
-    opts = outcome.options
-    if outcome.fusion == "geometric":
-        return "÷ the best candidate's"
-    if outcome.fusion == "rrf":
-        return f"RRF 1/({opts.rrf_k}+{position}) ÷ 1/({opts.rrf_k}+1)"
-    if outcome.fusion == "normalized":
+def _component_note(c: Candidate, outcome: SearchOutcome, side: str) -> str:
+    """How a side's score became the component that is fused: the arithmetic
+    (``engine.search.explain``) with the numbers the ranking used."""
+    line = ex.side_line(c, side, outcome.options.rrf_k)
+    value = c.vector_input if side == "vector" else c.text_input
+    if c.fusion == "geometric":
+        what = "cosine (≥ 0)" if side == "vector" else "−bm25"
+        if line is None:
+            return "no candidate has any signal on this side → neutral 1"
+        return f"{what} {ex.fmt(value or 0.0)} ÷ the best candidate's: {line}"
+    if c.fusion == "rrf":
+        return f"RRF: {line}" if line else ""
+    if c.fusion == "normalized":
         n = sum(
             1
-            for c in outcome.candidates
-            if (c.vector_score if side == "vector" else c.text_score) is not None
+            for other in outcome.candidates
+            if (other.vector_score if side == "vector" else other.text_score) is not None
         )
-        how = "z-score" if opts.normalization == "zscore" else "min-max"
-        return f"{how} over {n}"
-    return "raw"
+        how = "z-score" if c.normalization == "zscore" else "min-max"
+        if line is not None and line.expression == "1":
+            return f"{how} over {n}: all equal → 1"
+        return f"{how} over {n}: {line}" if line else ""
+    return "used as is"
 
 
 def explain(
@@ -76,41 +85,46 @@ def explain(
     }[outcome.mode]
     lines.append(Text(f"       {mode_note}", style="dim italic"))
 
-    geometric = getattr(c, "fusion", outcome.fusion) == "geometric"
+    geometric = c.fusion == "geometric"
 
     def weighted(text: Text, weight: float, component: float | None) -> None:
         if geometric:
-            shown = "1 (no signal)" if component is None else num(component, 4)
+            shown = "1 (no signal)" if component is None else ex.fmt(component)
             text.append(shown, style="bold")
-            text.append(f"^{weight:.3f}", style="dim")
+            text.append(f"^{ex.fmt(weight, 3)}", style="dim")
+            if component is not None and component < GEOMETRIC_FLOOR:
+                text.append(f" (floored at {GEOMETRIC_FLOOR:g})", style="dim")
         else:
-            text.append(f"{weight:.3f} × ", style="dim")
-            text.append(num(component, 4), style="bold")
+            text.append(f"{ex.fmt(weight, 3)} × ", style="dim")
+            text.append(ex.fmt(component or 0.0), style="bold")
 
     vec = Text("vector ", style=f"bold {s_vec}")
     if c.vector_score is None and not geometric:
-        vec.append(f"{c.vector_weight:.3f} × 0  not in the vector list", style=s_drop)
+        vec.append(f"{ex.fmt(c.vector_weight, 3)} × 0  not in the vector list", style=s_drop)
     elif c.vector_score is None:
         weighted(vec, c.vector_weight, c.vector_component)
         vec.append("  no cosine for this chunk", style=s_drop)
+        vec.append(f" → {_component_note(c, outcome, 'vector')}", style="dim")
     else:
         weighted(vec, c.vector_weight, c.vector_component)
-        vec.append(f"  cosine {num(c.vector_score, 4)}")
-        vec.append(f" → {_component_note(outcome, 'vector', c.vector_position)}", style="dim")
+        vec.append(f"  cosine {ex.fmt(c.vector_score)}")
+        vec.append(f" → {_component_note(c, outcome, 'vector')}", style="dim")
     lines.append(vec)
 
     txt = Text("text   ", style=f"bold {s_text}")
     if c.text_score is None and not geometric:
-        txt.append(f"{c.text_weight:.3f} × 0  not in the FTS list", style=s_drop)
+        txt.append(f"{ex.fmt(c.text_weight, 3)} × 0  not in the FTS list", style=s_drop)
     elif c.text_score is None:
         weighted(txt, c.text_weight, c.text_component)
         txt.append("  no query word in this chunk", style=s_drop)
+        txt.append(f" → {_component_note(c, outcome, 'text')}", style="dim")
     else:
-        r = c.bm25_rank
-        mapping = "−r/(1−r)" if r is not None and r < 0 else "1/(1+r)"
         weighted(txt, c.text_weight, c.text_component)
-        txt.append(f"  bm25 {num(r, 4)} → {mapping} = {num(c.text_score, 4)}")
-        txt.append(f" → {_component_note(outcome, 'text', c.fts_position)}", style="dim")
+        mapped = ex.text_map_line(c)
+        txt.append(f"  bm25 {ex.fmt(c.bm25_rank or 0.0)}")
+        if mapped is not None and not geometric:
+            txt.append(f" → −r/(1−r): {mapped}")
+        txt.append(f" → {_component_note(c, outcome, 'text')}", style="dim")
     lines.append(txt)
 
     dec = Text("decay  ", style=f"bold {s_decay}")
@@ -119,9 +133,10 @@ def explain(
     elif c.age_days is None:
         dec.append("evergreen file (MEMORY.md or undated note) → ×1")
     else:
+        line = ex.decay_line(c, opts.half_life_days)
         dec.append(
-            f"age {c.age_days:.1f} d, half-life {opts.half_life_days:g} d"
-            f" → ×{c.decay_multiplier:.4f}"
+            f"age {c.age_days:g} d, half-life {opts.half_life_days:g} d → ×"
+            + (str(line) if line else "1")
         )
     lines.append(dec)
 
@@ -129,22 +144,28 @@ def explain(
     if c.mmr_position is None:
         mmr.append("off" if not opts.mmr_enabled else "not re-ranked", style=s_drop)
     else:
+        line = ex.mmr_line(c, opts.mmr_lambda)
         mmr.append(
             f"#{c.sorted_position} → #{c.mmr_position} ({signed_shift(c.mmr_shift)})"
-            f"  λ {opts.mmr_lambda:.2f}×relevance {num(c.mmr_relevance, 3)}"
-            f" − {1 - opts.mmr_lambda:.2f}×max-sim {num(c.mmr_max_similarity, 3)}"
-            f" = {num(c.mmr_score, 3)}"
+            "  λ×relevance − (1−λ)×max-sim: " + (str(line) if line else "–")
         )
     lines.append(mmr)
 
     cut = Text("cut    ", style="bold")
+    min_score = ex.threshold(opts.min_score)
     if c.final_rank is not None:
-        cut.append(
-            f"{c.score:.4f} ≥ minScore {opts.min_score:.2f} → kept, rank {c.final_rank}"
-            f" of {len(outcome.results)} (maxResults {opts.max_results})"
-        )
         if c.rescued:
-            cut.append("  kept by the keyword rescue", style=s_text)
+            cut.append(
+                f"{ex.fmt(c.score)} < minScore {min_score}, kept by the keyword rescue"
+                f" (≥ min(minScore, textWeight) = {min(opts.min_score, c.text_weight):g})",
+                style=s_text,
+            )
+            cut.append(f" → rank {c.final_rank} of {len(outcome.results)}")
+        else:
+            cut.append(
+                f"{ex.fmt(c.score)} ≥ minScore {min_score} → kept, rank {c.final_rank}"
+                f" of {len(outcome.results)} (maxResults {opts.max_results})"
+            )
     else:
         cut.append(c.dropped or "dropped", style=s_drop)
     lines.append(cut)

@@ -597,15 +597,15 @@ class SearchPane(Vertical):
 
     @staticmethod
     def _score_cell(c: Candidate, s_vec: str, s_text: str, s_final: str) -> Text:
-        """A bar as long as the score, coloured by each side's weighted share (for
-        the weighted sums the two segments are exactly the two terms)."""
-        vw = c.vector_weight * (c.vector_component or 0.0)
-        tw = c.text_weight * (c.text_component or 0.0)
-        total = vw + tw
-        score = max(0.0, min(1.0, c.score))
-        vpart = score * vw / total if total > 0 else 0.0
-        tpart = score * tw / total if total > 0 else score
-        cell = stacked_bar([(vpart, s_vec), (tpart, s_text)], SCORE_BAR, track="dim")
+        """A bar as long as the score, in the segments the ranking split it into
+        (``Candidate.vector_part``/``text_part``/``base_part``, which sum to the
+        score): the two terms of a weighted sum, or each side's share of a
+        geometric product above its floor (dim)."""
+        cell = stacked_bar(
+            [(c.base_part, "dim"), (c.vector_part, s_vec), (c.text_part, s_text)],
+            SCORE_BAR,
+            track="dim",
+        )
         cell.append(f" {c.score:.3f}", style=f"bold {s_final}")
         return cell
 

@@ -1,0 +1,253 @@
+"""The score breakdown as arithmetic a reader can redo by hand.
+
+Every line here is printed from the numbers the ranking stored on a
+``Candidate`` (``engine.search.pipeline.rank``); nothing is recomputed. Because
+the ranking rounds each intermediate number to the printed precision as it
+produces it (``scoring.quantize``), a line such as ``0.700×0.5123 + 0.300×0.4411
+= 0.4909`` evaluated with the numbers it shows gives the number it shows.
+:func:`evaluate` does exactly that, and the property test in
+``tests/engine/test_explain_arithmetic.py`` runs it over real LoCoMo rankings.
+
+Notation: ``×`` ``÷`` ``−`` ``^`` as usual, ``max(a, b)``, ``exp``, ``ln``,
+``Φ`` (standard normal CDF) and ``σ`` (logistic function).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.search import scoring
+
+if TYPE_CHECKING:
+    from engine.search.pipeline import Candidate, SearchOptions
+
+__all__ = [
+    "Line",
+    "all_lines",
+    "evaluate",
+    "fmt",
+    "score_lines",
+    "side_line",
+    "text_map_line",
+    "threshold",
+]
+
+
+@dataclass(frozen=True)
+class Line:
+    """``expression = result``: arithmetic on printed numbers and its printed value."""
+
+    expression: str
+    result: str
+
+    def __str__(self) -> str:
+        return f"{self.expression} = {self.result}"
+
+
+def fmt(value: float, digits: int = scoring.DIGITS) -> str:
+    """A number as the breakdown prints it (fixed decimals, ``−`` for minus)."""
+    text = f"{value:.{digits}f}"
+    if text.startswith("-"):
+        text = "−" + text[1:]
+        if float(text[1:]) == 0.0:
+            text = text[1:]
+    return text
+
+
+def _w(weight: float) -> str:
+    return fmt(weight, scoring.WEIGHT_DIGITS)
+
+
+def _exact(value: float) -> str:
+    """A setting (λ, half-life, k) printed so that it reads back as the same float."""
+    text = repr(float(value))
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text.replace("-", "−")
+
+
+def threshold(value: float) -> str:
+    """A setting such as minScore: two decimals, more only when it has more."""
+    two = f"{value:.2f}"
+    return two if float(two) == value else _exact(value)
+
+
+# -- the score line ---------------------------------------------------------------
+def _geometric_factor(component: float | None, weight: float) -> str:
+    if component is None:
+        return f"1^{_w(weight)}"
+    if component < scoring.GEOMETRIC_FLOOR:
+        return f"max({scoring.GEOMETRIC_FLOOR:g}, {fmt(component)})^{_w(weight)}"
+    return f"{fmt(component)}^{_w(weight)}"
+
+
+def fusion_line(c: Candidate) -> Line:
+    """How the two components became ``fused_score``."""
+    if c.fusion == "geometric":
+        expr = (
+            f"{_geometric_factor(c.vector_component, c.vector_weight)}"
+            f" × {_geometric_factor(c.text_component, c.text_weight)}"
+        )
+    else:
+        vc = 0.0 if c.vector_component is None else c.vector_component
+        tc = 0.0 if c.text_component is None else c.text_component
+        expr = f"{_w(c.vector_weight)}×{fmt(vc)} + {_w(c.text_weight)}×{fmt(tc)}"
+    return Line(expr, fmt(c.fused_score))
+
+
+def score_lines(c: Candidate) -> list[Line]:
+    """The fusion, then the decay factor when one applies."""
+    lines = [fusion_line(c)]
+    if c.decay_multiplier != 1.0:
+        lines.append(Line(f"{fmt(c.fused_score)} × {fmt(c.decay_multiplier)}", fmt(c.score)))
+    return lines
+
+
+def decay_line(c: Candidate, half_life_days: float) -> Line | None:
+    """``exp(−ln(2)÷halfLife×age)`` with the candidate's age, or None (no decay)."""
+    if c.age_days is None or (c.decay_multiplier == 1.0 and c.age_days == 0):
+        return None
+    return Line(
+        f"exp(−ln(2)÷{_exact(half_life_days)}×{_exact(c.age_days)})", fmt(c.decay_multiplier)
+    )
+
+
+def mmr_line(c: Candidate, lambda_: float) -> Line | None:
+    """The MMR value that won this candidate its position."""
+    if c.mmr_score is None or c.mmr_relevance is None or c.mmr_max_similarity is None:
+        return None
+    lam = _exact(min(1.0, max(0.0, lambda_)))
+    return Line(
+        f"{lam}×{fmt(c.mmr_relevance)} − (1−{lam})×{fmt(c.mmr_max_similarity)}",
+        fmt(c.mmr_score),
+    )
+
+
+# -- each side ----------------------------------------------------------------------
+def text_map_line(c: Candidate) -> Line | None:
+    """bm25 rank → text score (SPEC §5), with the candidate's rank."""
+    r = c.bm25_rank
+    if r is None or c.text_score is None:
+        return None
+    if not math.isfinite(r):
+        return None
+    if r < 0:
+        return Line(f"{fmt(-r)}÷(1+{fmt(-r)})", fmt(c.text_score))
+    return Line(f"1÷(1+{fmt(r)})", fmt(c.text_score))
+
+
+def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | None:
+    """The arithmetic from one side's score to its component, or None when the
+    component *is* the side's score (``weighted``) or the side has none."""
+    comp = c.vector_component if side == "vector" else c.text_component
+    ref = c.vector_ref if side == "vector" else c.text_ref
+    value = c.vector_input if side == "vector" else c.text_input
+    if comp is None:
+        return None
+    if c.fusion == "rrf":
+        pos = c.vector_position if side == "vector" else c.fts_position
+        return Line(f"(1÷({rrf_k}+{pos}))÷(1÷({rrf_k}+1))", fmt(comp))
+    if value is None:
+        return None
+    if c.fusion == "geometric":
+        if ref is None:
+            return None
+        return Line(f"{fmt(value)} ÷ {fmt(ref[0])}", fmt(comp))
+    if c.fusion == "normalized":
+        if ref is None:
+            return Line("1", fmt(comp))
+        a, b = ref
+        if c.normalization == "zscore":
+            return Line(f"Φ(({fmt(value)} − {fmt(a)}) ÷ {fmt(b)})", fmt(comp))
+        return Line(f"({fmt(value)} − {fmt(a)}) ÷ ({fmt(b)} − {fmt(a)})", fmt(comp))
+    return None
+
+
+def all_lines(c: Candidate, options: SearchOptions) -> list[Line]:
+    """Every arithmetic line a breakdown of ``c`` prints (TUI, ``--explain``)."""
+    lines = list(score_lines(c))
+    for side in ("vector", "text"):
+        line = side_line(c, side, options.rrf_k)
+        if line is not None:
+            lines.append(line)
+    extra = [decay_line(c, options.half_life_days), mmr_line(c, options.mmr_lambda)]
+    if c.fusion != "geometric":
+        # the geometric fusion uses −bm25 itself, not the mapped text score
+        extra.append(text_map_line(c))
+    return lines + [line for line in extra if line is not None]
+
+
+# -- checking ---------------------------------------------------------------------
+def _max(*xs: float) -> float:
+    return max(xs)
+
+
+def _min(*xs: float) -> float:
+    return min(xs)
+
+
+def _sigma(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+_FUNCS: dict[str, Callable[..., float]] = {
+    "max": _max,
+    "min": _min,
+    "exp": math.exp,
+    "ln": math.log,
+    "Phi": scoring.normal_cdf,
+    "sigma": _sigma,
+}
+_SYMBOLS = {"×": "*", "÷": "/", "−": "-", "^": "**", "Φ": "Phi", "σ": "sigma"}
+
+
+def evaluate(expression: str) -> float:
+    """The value of a printed expression, computed from the printed numbers only.
+
+    Only numbers, the four operations, powers and the functions of the module
+    notation are accepted; anything else raises ``ValueError``.
+    """
+    text = expression
+    for sym, py in _SYMBOLS.items():
+        text = text.replace(sym, py)
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise ValueError(f"not an expression: {expression!r}") from exc
+
+    def ev(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            ops = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}
+            if type(node.op) in ops:
+                return ops[type(node.op)]
+            if isinstance(node.op, ast.Div):
+                return a / b
+            if isinstance(node.op, ast.Pow):
+                return float(a**b)
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _FUNCS
+            and not node.keywords
+        ):
+            return float(_FUNCS[node.func.id](*(ev(a) for a in node.args)))
+        raise ValueError(f"unsupported in {expression!r}: {ast.dump(node)}")
+
+    return ev(tree)
+
+
+def agrees(line: Line) -> bool:
+    """Does ``line.expression``, evaluated, print as ``line.result``?"""
+    digits = len(line.result.split(".")[1]) if "." in line.result else 0
+    return fmt(evaluate(line.expression), digits) == line.result
