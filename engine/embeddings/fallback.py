@@ -15,12 +15,15 @@ import contextlib
 import datetime as dt
 import threading
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from engine.embeddings.base import EmbeddingProvider, ProgressCallback, ProviderError
 
 ProviderFactory = Callable[[], EmbeddingProvider]
+
+_T = TypeVar("_T")
 
 
 class ProviderSwitched(RuntimeError):
@@ -93,7 +96,7 @@ class FallbackProvider:
                 with contextlib.suppress(Exception):
                     self.primary.close()
 
-    def _guard(self, stage: str, call: Callable[[EmbeddingProvider], object]) -> object:
+    def _guard(self, stage: str, call: Callable[[EmbeddingProvider], _T]) -> _T:
         """Run ``call`` on the active provider; a primary failure switches over."""
         if self.switch:
             return call(self.active)
@@ -103,7 +106,7 @@ class FallbackProvider:
             if getattr(exc, "pending", None) is not None:
                 raise  # batch jobs still running is not a failure
             self._switch(exc, stage)
-            raise ProviderSwitched(self.switch["reason"]) from exc  # type: ignore[index]
+            raise ProviderSwitched(str(self.switch["reason"]) if self.switch else str(exc)) from exc
 
     # -- protocol ----------------------------------------------------------------
     @property
@@ -145,7 +148,7 @@ class FallbackProvider:
 
     def embed_query(self, text: str) -> np.ndarray:
         try:
-            return self._guard("failed", lambda p: p.embed_query(text))  # type: ignore[return-value]
+            return self._guard("failed", lambda p: p.embed_query(text))
         except ProviderSwitched as exc:
             raise ProviderError(
                 f"{exc}; switched to the fallback, keyword search until the index is rebuilt"
@@ -154,7 +157,7 @@ class FallbackProvider:
     def embed_documents(
         self, texts: Sequence[str], progress: ProgressCallback | None = None
     ) -> np.ndarray:
-        return self._guard("failed", lambda p: p.embed_documents(texts, progress))  # type: ignore[return-value]
+        return self._guard("failed", lambda p: p.embed_documents(texts, progress))
 
     def close(self) -> None:
         for p in (self.primary, self.secondary):

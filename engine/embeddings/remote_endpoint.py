@@ -21,6 +21,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from engine.config.settings import Settings
 from engine.embeddings.http_retry import SECRET_HEADER, mask_url_credentials
@@ -88,7 +89,10 @@ def uses_remote_block(name: str, settings: Settings) -> bool:
     return not (name == ms.fallback and primary_is_remote and ms.provider != name)
 
 
-def _config_value(table: Mapping[str, object], name: str) -> tuple[object, str] | None:
+_V = TypeVar("_V")
+
+
+def _config_value(table: Mapping[str, _V], name: str) -> tuple[_V, str] | None:
     for alias in CONFIG_NAMES.get(name, (name,)):
         if table.get(alias):
             return table[alias], alias
@@ -132,7 +136,7 @@ def resolve_endpoint(name: str, settings: Settings, env: Mapping[str, str]) -> E
         base, source = remote.base_url, "remote.baseUrl"
     provider_headers = _config_value(settings.provider_headers, name)
     headers = merge_headers(
-        dict(provider_headers[0]) if provider_headers else {},  # type: ignore[call-overload]
+        dict(provider_headers[0]) if provider_headers else {},
         remote.headers if own else {},
     )
     key, key_source = resolve_key(name, settings, env)

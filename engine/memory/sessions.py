@@ -72,7 +72,8 @@ def transcript_line(raw: str) -> str | None:
     message = obj.get("message")
     if not isinstance(message, dict):
         return None
-    label = ROLE_LABELS.get(message.get("role"))  # type: ignore[arg-type]
+    role = message.get("role")
+    label = ROLE_LABELS.get(role) if isinstance(role, str) else None
     if label is None:
         return None
     text = " ".join(_message_text(message.get("content")).split())
