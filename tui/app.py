@@ -56,6 +56,7 @@ from tui.screens.dialogs import (
 )
 from tui.screens.help import HelpScreen
 from tui.settings import (
+    PANES,
     SettingsWriteError,
     UISettings,
     load_ui_settings,
@@ -78,7 +79,7 @@ from tui.widgets.monitor import MonitorPane
 from tui.widgets.search_pane import SearchPane
 
 STATUS_INTERVAL_S = 5.0
-#: Below this many columns the tree is hidden until asked for (ctrl+b, alt+1), so the
+#: Below this many columns the tree is hidden until asked for (ctrl+b, 1), so the
 #: panes keep room for result locations and the monitor's values.
 NARROW = 100
 _MODAL_BLOCKED = frozenset(
@@ -91,6 +92,7 @@ _MODAL_BLOCKED = frozenset(
         "help",
         "toggle_theme",
         "toggle_tree",
+        "next_pane",
         "sync_now",
     }
 )
@@ -98,7 +100,9 @@ _MODAL_BLOCKED = frozenset(
 
 #: Keys that work from anywhere, the editor included: priority bindings act before
 #: the focused widget, so none of them may be a key that types or that the editor
-#: or search box uses (the keymap validation refuses such remaps).
+#: or search box uses (the keymap validation refuses such remaps). No alt+digit:
+#: terminals send alt+1 as ESC 1, which Textual reads as a macOS Option character
+#: ("¡"), so it would type instead of acting.
 GLOBAL_BINDINGS: list[BindingType] = [
     Binding(
         "ctrl+q",
@@ -127,40 +131,13 @@ GLOBAL_BINDINGS: list[BindingType] = [
         tooltip="Focus the search box",
     ),
     Binding(
-        "alt+1",
-        "focus_pane('tree')",
-        "Tree",
-        id="pane.tree",
+        "ctrl+g",
+        "next_pane",
+        "Next pane",
+        id="pane.next",
         priority=True,
         show=False,
-        tooltip="Go to the memory tree",
-    ),
-    Binding(
-        "alt+2",
-        "focus_pane('editor')",
-        "Editor",
-        id="pane.editor",
-        priority=True,
-        show=False,
-        tooltip="Go to the editor",
-    ),
-    Binding(
-        "alt+3",
-        "focus_pane('search')",
-        "Search pane",
-        id="pane.search",
-        priority=True,
-        show=False,
-        tooltip="Go to the search pane",
-    ),
-    Binding(
-        "alt+4",
-        "focus_pane('monitor')",
-        "Monitor",
-        id="pane.monitor",
-        priority=True,
-        show=False,
-        tooltip="Go to the index monitor",
+        tooltip="Go to the next pane: tree → editor → search → monitor",
     ),
     Binding(
         "ctrl+b",
@@ -169,7 +146,7 @@ GLOBAL_BINDINGS: list[BindingType] = [
         id="app.tree",
         priority=True,
         show=False,
-        tooltip="Hide or show the memory tree (it shrinks by itself below 100 columns)",
+        tooltip="Hide or show the memory tree (it hides by itself below 100 columns)",
     ),
     Binding(
         "ctrl+s",
@@ -229,17 +206,13 @@ TYPING_BINDINGS: list[BindingType] = [
     Binding(
         "question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Show every key"
     ),
-    Binding(
-        "1", "focus_pane('tree')", "Tree", id="pane.tree_key", show=False, tooltip="Memory tree"
-    ),
-    Binding(
-        "2", "focus_pane('editor')", "Editor", id="pane.editor_key", show=False, tooltip="Editor"
-    ),
+    Binding("1", "focus_pane('tree')", "Tree", id="pane.tree", show=False, tooltip="Memory tree"),
+    Binding("2", "focus_pane('editor')", "Editor", id="pane.editor", show=False, tooltip="Editor"),
     Binding(
         "3",
         "focus_pane('search')",
         "Search pane",
-        id="pane.search_key",
+        id="pane.search",
         show=False,
         tooltip="Search pane",
     ),
@@ -247,7 +220,7 @@ TYPING_BINDINGS: list[BindingType] = [
         "4",
         "focus_pane('monitor')",
         "Monitor",
-        id="pane.monitor_key",
+        id="pane.monitor",
         show=False,
         tooltip="Index monitor",
     ),
@@ -618,6 +591,24 @@ class MemdeckApp(App[int]):
         inp = self.search_pane.query_one("#search-input", Input)
         inp.focus()
         inp.cursor_position = len(inp.value)
+
+    def current_pane(self) -> str | None:
+        """Which pane holds the focus (None under a dialog)."""
+        node = self.focused
+        while node is not None:
+            if node.id == "tree":
+                return "tree"
+            if node.id in ("editor", "search", "monitor"):
+                return str(node.id)
+            node = node.parent  # type: ignore[assignment]
+        active = self.query_one("#panes", TabbedContent).active
+        return active.removeprefix("pane-") if active else None
+
+    def action_next_pane(self) -> None:
+        order = [p for p in PANES if p != "tree" or self.memory_tree.display]
+        current = self.current_pane()
+        nxt = order[(order.index(current) + 1) % len(order)] if current in order else order[0]
+        self.action_focus_pane(nxt)
 
     def action_toggle_tree(self) -> None:
         """Hide or show the memory tree (the user's choice beats the narrow-screen default)."""

@@ -1,5 +1,5 @@
 """Remappable keys: every memdeck ``Binding`` has an id, and the ``keymap`` object
-in memdeck's settings file maps ids to new keys (``{"search.focus": "ctrl+g"}``).
+in memdeck's settings file maps ids to new keys (``{"search.focus": "ctrl+l"}``).
 
 The keymap is validated before it reaches ``App.set_keymap``: an unknown id, a
 malformed key or a key that collides with another binding or with the editor's
@@ -158,6 +158,13 @@ def validate_keymap(
                 if section.in_text_field and key in in_text:
                     found[binding_id] = (
                         f"keymap.{binding_id}: {display_keys(key)} is {in_text[key]}; "
+                        f"{binding_id} keeps {kept}"
+                    )
+                    break
+                if section.in_text_field and re.fullmatch(r"alt\+.", key):
+                    found[binding_id] = (
+                        f"keymap.{binding_id}: {display_keys(key)} reaches the app as Esc "
+                        f"then a character (alt+1 arrives as '¡'), so it would type; "
                         f"{binding_id} keeps {kept}"
                     )
                     break

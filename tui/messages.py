@@ -128,7 +128,6 @@ class SearchFailed(Message):
         self.error = error
 
 
-
 class OpenLocation(Message):
     """Open a memory file in the editor, with the cursor on ``line`` (1-based)."""
 

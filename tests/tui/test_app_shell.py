@@ -115,7 +115,7 @@ def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app, tmp_path) 
 
 
 def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
-    ui = UISettings(keymap={"search.focus": "ctrl+g", "search.mode": "f11", "bogus.id": "x"})
+    ui = UISettings(keymap={"search.focus": "ctrl+l", "search.mode": "f11", "bogus.id": "x"})
     app = make_app(fts_engine, ui_settings=ui)
 
     async def go(pilot: Pilot) -> None:
@@ -129,7 +129,7 @@ def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
         ids = {r[3] for r in rows}
         assert set(all_ids(key_sections())) <= ids
         by_id = {r[3]: r for r in rows}
-        assert by_id["search.focus"][1] == "ctrl+g"
+        assert by_id["search.focus"][1] == "ctrl+l"
         assert by_id["search.focus"][0] == "Everywhere"
         assert by_id["search.slash"][0] == "Outside text fields"
         assert by_id["search.mode"][1] == "f11"
@@ -140,7 +140,7 @@ def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
         # the remapped keys work, the old one no longer does
         await pilot.press("ctrl+f")
         assert app.focused is app.memory_tree
-        await pilot.press("ctrl+g")
+        await pilot.press("ctrl+l")
         assert app.focused is app.search_pane.query_one("#search-input", Input)
         await search(pilot, "invoice cron")
         await pilot.press("f11")

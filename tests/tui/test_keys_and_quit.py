@@ -61,7 +61,8 @@ def test_ctrl_c_outside_text_fields_asks_and_discard_quits(fts_engine, make_app,
         await pilot.press("ctrl+c")  # inside the editor: copy, never quit
         await pilot.pause()
         assert app.screen is app.default_screen and area.text.startswith(EDIT)
-        await pilot.press("alt+1")  # to the tree
+        await pilot.press("escape")
+        await pilot.press("1")  # leave the editor, to the tree
         assert app.focused is app.memory_tree
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
@@ -110,7 +111,7 @@ def test_quit_without_edits_quits_at_once(fts_engine, make_app) -> None:
 def test_global_keys_never_type_into_the_editor(fts_engine, make_app) -> None:
     app = make_app(fts_engine)
     global_keys = [k for b in GLOBAL_BINDINGS for k in b.key.split(",") if k != "ctrl+q"]
-    assert {"ctrl+f", "alt+1", "alt+4", "f1", "ctrl+s", "ctrl+b"} <= set(global_keys)
+    assert {"ctrl+f", "ctrl+g", "f1", "ctrl+s", "ctrl+b"} <= set(global_keys)
 
     async def go(pilot: Pilot) -> None:
         await _edit_memory(pilot)
@@ -126,16 +127,21 @@ def test_global_keys_never_type_into_the_editor(fts_engine, make_app) -> None:
                 await pilot.press("escape")
                 await pilot.pause()
             assert editor.area.text == before, key
-        # the keys acted: ctrl+f focused the search box from inside the editor
+        # the keys acted: ctrl+b (pressed once in the loop) hid the tree
+        assert not app.memory_tree.display
         app.action_focus_pane("editor")
+        await pilot.press("ctrl+b")
+        assert app.memory_tree.display and app.focused is editor.area
         await pilot.press("ctrl+f")
         assert app.focused is app.search_pane.query_one("#search-input", Input)
-        await pilot.press("alt+2")
-        assert app.focused is editor.area
-        await pilot.press("alt+4")
+        await pilot.press("ctrl+g")  # search → monitor → tree → editor
         assert app.focused is app.monitor
+        await pilot.press("ctrl+g")
+        assert app.focused is app.memory_tree
+        await pilot.press("ctrl+g")
+        assert app.focused is editor.area
         # the short keys type, as help says: they work outside text fields only
-        await pilot.press("alt+2", "4", "slash")
+        await pilot.press("4", "slash")
         assert app.focused is editor.area and editor.area.text == "4/" + before
         await pilot.press("escape")  # leave the editor, then the short keys act
         await pilot.press("1")
@@ -150,6 +156,7 @@ def test_colliding_keymap_is_refused_with_one_notice(fts_engine, make_app) -> No
             "search.fusion": "f2",
             "search.focus": "ctrl+k",
             "app.theme": "t",
+            "pane.next": "alt+2",
             "app.tree": "f12",
         }
     )
@@ -164,6 +171,8 @@ def test_colliding_keymap_is_refused_with_one_notice(fts_engine, make_app) -> No
                 "search.focus keeps ctrl+f",
                 "keymap.app.theme: t would type into the editor and the search box, where "
                 "app.theme must work; app.theme keeps ctrl+t",
+                "keymap.pane.next: alt+2 reaches the app as Esc then a character (alt+1 "
+                "arrives as '¡'), so it would type; pane.next keeps ctrl+g",
             ]
         )
         notices = [n for n in app._notifications if n.title == "memdeck settings"]
@@ -195,9 +204,9 @@ def test_keymap_swaps_are_fine() -> None:
     # screens that are never live together may share keys
     clean, problems = validate_keymap({"tree.open": "f2"}, key_sections())
     assert problems == [] and clean == {"tree.open": "f2"}
-    clean, problems = validate_keymap({"pane.tree_key": "f9"}, key_sections())
+    clean, problems = validate_keymap({"pane.tree": "f9"}, key_sections())
     assert problems == [
-        "keymap.pane.tree_key: f9 is already the key of index.sync (Sync); pane.tree_key keeps 1"
+        "keymap.pane.tree: f9 is already the key of index.sync (Sync); pane.tree keeps 1"
     ]
 
 

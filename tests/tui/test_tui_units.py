@@ -179,10 +179,10 @@ def test_keymap_validation() -> None:
     from tui.app import key_sections
 
     clean, problems = validate_keymap(
-        {"search.focus": "ctrl+g, f12", "nope.id": "x", "editor.save": "ctrl+"},
+        {"search.focus": "ctrl+l, f12", "nope.id": "x", "editor.save": "ctrl+"},
         key_sections(),
     )
-    assert clean == {"search.focus": "ctrl+g,f12"}
+    assert clean == {"search.focus": "ctrl+l,f12"}
     assert problems == [
         "keymap: unknown binding id 'nope.id'",
         "keymap.editor.save: 'ctrl+' is not a key (examples: 'ctrl+s', 'f2', 'slash', 'k')",

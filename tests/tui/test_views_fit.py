@@ -81,7 +81,8 @@ def test_narrow_screens_hide_the_tree_and_keep_locations(hybrid_engine, make_app
         assert app.memory_tree.display
         await pilot.press("ctrl+b")
         assert not app.memory_tree.display
-        await pilot.press("alt+1")  # going to the tree shows it
+        await pilot.press("escape")
+        await pilot.press("1")  # going to the tree shows it
         assert app.memory_tree.display and app.focused is app.memory_tree
 
     drive_at(app, (80, 24), go)
@@ -91,7 +92,8 @@ def test_monitor_at_60_columns_shows_values(fts_engine, make_app) -> None:
     app = make_app(fts_engine)
 
     async def go(pilot: Pilot) -> None:
-        await pilot.press("alt+4")
+        await pilot.press("escape")
+        await pilot.press("4")
         await pilot.pause()
         st = fts_engine.status()
         facts = plain(app.monitor.query_one("#monitor-facts", Static).content, width=56)
@@ -116,7 +118,8 @@ def test_refused_file_listed_once_not_counted_and_gone_when_deleted(
         assert set(st.file_errors) == {"memory/blob.md"}
         assert st.files == st.files_on_disk - 1  # refused: on disk, not indexed
         monitor = app.monitor
-        await pilot.press("alt+4")  # the log renders once it is on screen
+        await pilot.press("escape")
+        await pilot.press("4")  # the log renders once it is on screen
         await wait_for(pilot, lambda: monitor.file_errors)
         await pilot.pause()
         log = monitor.query_one("#monitor-errors", RichLog)

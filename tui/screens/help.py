@@ -34,7 +34,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-box"):
             yield Label("memdeck keys", classes="dialog-title")
             yield Static(
-                "Everywhere keys work in the editor too (ctrl+f search, alt+1–4 panes); "
+                "Everywhere keys work in the editor too (ctrl+f search, ctrl+g next pane); "
                 "outside text fields / ? and 1–4 do the same. ctrl+p: command palette. "
                 f'Remap by binding id in {self._hint} → "keymap".',
                 id="help-intro",
