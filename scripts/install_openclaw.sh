@@ -26,37 +26,13 @@ prefix=$(cd "$prefix" && pwd)
 
 log() { echo "install_openclaw: $*" >&2; }
 
-if ! command -v npm >/dev/null 2>&1; then
-  log "npm is required (install Node.js and npm first)"
-  exit 1
-fi
-
-case "$(uname -m)" in
-  x86_64 | amd64) arch=x64 ;;
-  aarch64 | arm64) arch=arm64 ;;
-  *) log "unsupported CPU $(uname -m)"; exit 1 ;;
-esac
-case "$(uname -s)" in
-  Linux) os=linux ;;
-  Darwin) os=darwin ;;
-  *) log "unsupported OS $(uname -s)"; exit 1 ;;
-esac
-
-node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+# shellcheck source=scripts/node_prefix.sh
+. scripts/node_prefix.sh
+require_npm
+detect_platform
 
 # 1. Node 24.
-node_bin=""
-if command -v node >/dev/null 2>&1 && [ "$(node_major node)" -ge "$NODE_MAJOR" ]; then
-  node_bin=$(command -v node)
-else
-  node_bin="$prefix/node/node_modules/node-$os-$arch/bin/node"
-  if [ ! -x "$node_bin" ] || [ "$(node_major "$node_bin")" -lt "$NODE_MAJOR" ]; then
-    log "installing Node $NODE_MAJOR from npm (node-$os-$arch@$NODE_MAJOR)"
-    npm install --silent --no-audit --no-fund --prefix "$prefix/node" \
-      "node-$os-$arch@$NODE_MAJOR" >&2
-  fi
-fi
-[ -x "$node_bin" ] || { log "no usable Node $NODE_MAJOR at $node_bin"; exit 1; }
+ensure_node "$prefix" "$NODE_MAJOR"
 
 # 2. OpenClaw itself, once per version.
 want="openclaw=$OPENCLAW_VERSION node=$node_bin"

@@ -27,37 +27,13 @@ prefix=$(cd "$prefix" && pwd)
 
 log() { echo "install_qmd: $*" >&2; }
 
-if ! command -v npm >/dev/null 2>&1; then
-  log "npm is required (install Node.js and npm first)"
-  exit 1
-fi
-
-case "$(uname -m)" in
-  x86_64 | amd64) arch=x64 ;;
-  aarch64 | arm64) arch=arm64 ;;
-  *) log "unsupported CPU $(uname -m): install qmd by hand and set memory.qmd.command"; exit 1 ;;
-esac
-case "$(uname -s)" in
-  Linux) os=linux ;;
-  Darwin) os=darwin ;;
-  *) log "unsupported OS $(uname -s): install qmd by hand and set memory.qmd.command"; exit 1 ;;
-esac
-
-node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
+# shellcheck source=scripts/node_prefix.sh
+. scripts/node_prefix.sh
+require_npm
+detect_platform "install qmd by hand and set memory.qmd.command"
 
 # 1. A Node that qmd can run on.
-node_bin=""
-if command -v node >/dev/null 2>&1 && [ "$(node_major node)" -ge "$NODE_MAJOR" ]; then
-  node_bin=$(command -v node)
-else
-  node_bin="$prefix/node/node_modules/node-$os-$arch/bin/node"
-  if [ ! -x "$node_bin" ] || [ "$(node_major "$node_bin")" -lt "$NODE_MAJOR" ]; then
-    log "installing Node $NODE_MAJOR from npm (node-$os-$arch@$NODE_MAJOR)"
-    npm install --silent --no-audit --no-fund --prefix "$prefix/node" \
-      "node-$os-$arch@$NODE_MAJOR" >&2
-  fi
-fi
-[ -x "$node_bin" ] || { log "no usable Node $NODE_MAJOR at $node_bin"; exit 1; }
+ensure_node "$prefix" "$NODE_MAJOR"
 
 # 2. qmd and its native helpers, once per version set.
 want="qmd=$QMD_VERSION vec=$SQLITE_VEC_VERSION llama=$LLAMA_CPP_VERSION node=$node_bin"
