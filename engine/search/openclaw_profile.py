@@ -678,8 +678,11 @@ class OpenClawOutcome:
     min_score: float
 
 
-def _candidate(index: OpenClawIndex, hit: Hit, position: int) -> OpenClawCandidate:
-    c = index.chunks[hit.id]
+def _chunk_candidate(
+    c: ProfileChunk, position: int, lists: tuple[str, ...], **scores: Any
+) -> OpenClawCandidate:
+    """A candidate for chunk ``c`` at ``position`` in ``lists``: what every candidate
+    carries from its chunk (location, text, importance), plus the list's ``scores``."""
     return OpenClawCandidate(
         chunk_id=position,
         path=c.path,
@@ -687,8 +690,19 @@ def _candidate(index: OpenClawIndex, hit: Hit, position: int) -> OpenClawCandida
         start_line=c.start_line,
         end_line=c.end_line,
         text=c.text,
-        lists=("fts",),
+        lists=lists,
         fusion="openclaw",
+        importance=c.importance,
+        importance_multiplier=importance_multiplier(c.importance),
+        **scores,
+    )
+
+
+def _candidate(index: OpenClawIndex, hit: Hit, position: int) -> OpenClawCandidate:
+    return _chunk_candidate(
+        index.chunks[hit.id],
+        position,
+        ("fts",),
         fts_position=position,
         bm25_rank=hit.bm25_rank,
         text_score=hit.text_score if hit.has_body else None,
@@ -696,8 +710,6 @@ def _candidate(index: OpenClawIndex, hit: Hit, position: int) -> OpenClawCandida
         lexical_boost=hit.boost,
         path_score=hit.path_score,
         keyword_score=hit.score,
-        importance=c.importance,
-        importance_multiplier=importance_multiplier(c.importance),
         keyword_terms=tuple(hit.terms),
         text_weight=1.0,
     )
@@ -774,20 +786,12 @@ def _hybrid(
     for position, (cid, cosine) in enumerate(
         sorted(vector_scores.items(), key=lambda kv: -kv[1]), 1
     ):
-        c = index.chunks[cid]
-        cands[cid] = OpenClawCandidate(
-            chunk_id=position,
-            path=c.path,
-            source=c.source,
-            start_line=c.start_line,
-            end_line=c.end_line,
-            text=c.text,
-            lists=("vector",),
-            fusion="openclaw",
+        cands[cid] = _chunk_candidate(
+            index.chunks[cid],
+            position,
+            ("vector",),
             vector_position=position,
             vector_score=cosine,
-            importance=c.importance,
-            importance_multiplier=importance_multiplier(c.importance),
         )
     for position, hit in enumerate(hits, 1):
         base = _candidate(index, hit, position)
