@@ -163,8 +163,8 @@ def memory_search(
     ).to_json()
 
 
-def open_memory_file(engine: Engine, path: str) -> tuple[str, OpenedFile] | dict[str, Any]:
-    """(shown path, opened file) of a memory file, or memory_get's ``{error}`` answer.
+def open_memory_file(engine: Engine, path: str) -> tuple[str, OpenedFile] | MemoryGetAnswer:
+    """(shown path, opened file) of a memory file, or memory_get's refusal answer.
 
     The file is opened without following symlinks and checked on the open
     descriptor (``safe_open``), for workspace paths and ``qmd/<collection>/…``
@@ -180,14 +180,14 @@ def open_memory_file(engine: Engine, path: str) -> tuple[str, OpenedFile] | dict
             shown = engine.workspace.rel(target)
             opened = engine.workspace.open(target)
     except FileNotFoundError:
-        return {"text": "", "path": path, "error": f"{path}: no such memory file"}
+        return MemoryGetAnswer.refused(path, f"{path}: no such memory file")
     except PathRefused as exc:
-        return {"text": "", "path": path, "error": str(exc)}
+        return MemoryGetAnswer.refused(path, str(exc))
     except OSError as exc:
-        return {"text": "", "path": path, "error": f"{path}: cannot read ({exc.strerror or exc})"}
+        return MemoryGetAnswer.refused(path, f"{path}: cannot read ({exc.strerror or exc})")
     if sniff_binary(opened):
         opened.close()
-        return {"text": "", "path": path, "error": f"{shown}: looks binary (NUL bytes), not read"}
+        return MemoryGetAnswer.refused(path, f"{shown}: looks binary (NUL bytes), not read")
     return shown, opened
 
 
@@ -221,8 +221,8 @@ def read_memory(
     if reason:
         raise MemoryGetError(reason, disabled=True)
     opened = open_memory_file(engine, path)
-    if isinstance(opened, dict):
-        raise MemoryGetError(opened["error"])
+    if isinstance(opened, MemoryGetAnswer):
+        raise MemoryGetError(opened.error or "cannot read")
     shown, fh = opened
     # only the page is kept in memory: two lines of a 3 GB file cost one block
     try:
