@@ -45,7 +45,7 @@ from engine.qmd.collections import (
     pattern_matches,
     reconcile,
 )
-from engine.qmd.config import QmdSettings, load_qmd_settings
+from engine.qmd.config import QmdSearchMode, QmdSettings, load_qmd_settings
 from engine.qmd.embed_model import memdeck_embed_model, set_embed_model
 from engine.qmd.results import QmdHit, clamp_snippets, parse_search_output
 from engine.qmd.runner import QmdError, QmdHome, QmdRunner, resolve_command
@@ -76,7 +76,7 @@ def qmd_home(settings: Settings) -> QmdHome:
 
 
 def search_args(
-    mode: str, limit: int, collections: list[str], query: str, local_embed: Path | None
+    mode: QmdSearchMode, limit: int, collections: list[str], query: str, local_embed: Path | None
 ) -> list[str]:
     """The qmd argv (after the binary) for one search; the query always follows ``--``.
 
@@ -428,7 +428,7 @@ class QmdBackend:
         min_score: float | None = None,
         session_key: str | None = None,
         citations: bool = True,
-        mode: str | None = None,
+        mode: QmdSearchMode | None = None,
     ) -> QmdAnswer:
         """One memory_search through qmd (never raises for a qmd problem).
 

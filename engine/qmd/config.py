@@ -18,14 +18,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from engine.config import paths
 from engine.config.blocks import block_reader, settings_reader
 from engine.config.reader import MISSING, ConfigError, ConfigReader
 from engine.config.settings import Settings
 
-SEARCH_MODES = ("search", "vsearch", "query")
+#: qmd's retrieval commands: BM25, vectors, or the structured query (expansion + rerank)
+QmdSearchMode = Literal["search", "vsearch", "query"]
+SEARCH_MODES: tuple[QmdSearchMode, ...] = get_args(QmdSearchMode)
 SCOPE_ACTIONS = ("allow", "deny")
 CHAT_TYPES = ("direct", "group", "channel")
 
@@ -115,7 +117,7 @@ class QmdLimits:
 @dataclass(frozen=True)
 class QmdSettings:
     command: str = "qmd"
-    search_mode: str = "search"
+    search_mode: QmdSearchMode = "search"
     include_default_memory: bool = True
     paths: tuple[QmdPath, ...] = ()
     sessions: QmdSessions = field(default_factory=QmdSessions)

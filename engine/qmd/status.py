@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from engine.qmd.config import QmdSearchMode
 from engine.records import JsonRecord
 
 
@@ -80,7 +81,7 @@ class QmdStatus(JsonRecord):
 
     command: str
     resolved_command: str | None
-    search_mode: str
+    search_mode: QmdSearchMode
     home: str
     started: bool
     healthy: bool | None
