@@ -189,12 +189,13 @@ class Candidate:
         ``dataclasses.replace`` would re-run ``__init__`` and cost ~10x more; a
         ranking copies every candidate once per stage.
         """
-        unknown = changes.keys() - _CANDIDATE_FIELDS
-        if unknown:
-            raise TypeError(f"Candidate has no field {', '.join(sorted(unknown))}")
         new = object.__new__(Candidate)
-        new.__dict__.update(self.__dict__)
-        new.__dict__.update(changes)
+        new.__dict__ = self.__dict__.copy()
+        if changes:
+            if not _CANDIDATE_FIELDS.issuperset(changes):
+                unknown = sorted(changes.keys() - _CANDIDATE_FIELDS)
+                raise TypeError(f"Candidate has no field {', '.join(unknown)}")
+            new.__dict__.update(changes)
         return new
 
     @property
