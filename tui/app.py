@@ -289,6 +289,7 @@ class MemdeckApp(App[int]):
         self.startup_notice: str | None = None
         #: None: the tree shows from NARROW columns up; True/False: ctrl+b decided.
         self.tree_choice: bool | None = None
+        self._pane_pending: str | None = None
         self.last_export: Path | None = None
         self.workspace_problem: WorkspaceProblem | None = None
 
@@ -593,7 +594,10 @@ class MemdeckApp(App[int]):
         inp.cursor_position = len(inp.value)
 
     def current_pane(self) -> str | None:
-        """Which pane holds the focus (None under a dialog)."""
+        """Which pane holds the focus (None under a dialog). A pane just asked for
+        counts before the focus has moved, so keys typed fast (ctrl+g ctrl+g) chain."""
+        if self._pane_pending is not None:
+            return self._pane_pending
         node = self.focused
         while node is not None:
             if node.id == "tree":
@@ -605,10 +609,20 @@ class MemdeckApp(App[int]):
         return active.removeprefix("pane-") if active else None
 
     def action_next_pane(self) -> None:
+        """ctrl+g: the next pane. Presses that arrive before the focus has moved
+        (ctrl+g ctrl+g in one terminal read) step on from the pane already chosen,
+        and only the last one is focused."""
         order = [p for p in PANES if p != "tree" or self.memory_tree.display]
         current = self.current_pane()
         nxt = order[(order.index(current) + 1) % len(order)] if current in order else order[0]
-        self.action_focus_pane(nxt)
+        if self._pane_pending is None:
+            self.call_after_refresh(self._go_to_pending_pane)
+        self._pane_pending = nxt
+
+    def _go_to_pending_pane(self) -> None:
+        pane, self._pane_pending = self._pane_pending, None
+        if pane is not None:
+            self.action_focus_pane(pane)
 
     def action_toggle_tree(self) -> None:
         """Hide or show the memory tree (the user's choice beats the narrow-screen default)."""

@@ -140,6 +140,13 @@ def test_global_keys_never_type_into_the_editor(fts_engine, make_app) -> None:
         assert app.focused is app.memory_tree
         await pilot.press("ctrl+g")
         assert app.focused is editor.area
+        # keys typed faster than the focus moves still chain (as in one terminal read)
+        app.action_focus_pane("search")
+        await pilot.pause()
+        for _ in range(3):
+            app.action_next_pane()  # search → monitor → tree → editor
+        await pilot.pause()
+        assert app.focused is editor.area
         # the short keys type, as help says: they work outside text fields only
         await pilot.press("4", "slash")
         assert app.focused is editor.area and editor.area.text == "4/" + before
