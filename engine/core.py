@@ -90,6 +90,9 @@ class Engine:
         self.index_path = settings.index_path
         self.vector_path = "auto"
         self.lock_timeout = 30.0
+        #: a search waits at most this long for its query vector, then answers
+        #: keyword-only and says so (MEMDECK_SEARCH_BUDGET_S, default 10 s)
+        self.search_budget_s = _env_seconds(env, "MEMDECK_SEARCH_BUDGET_S", 10.0)
         if isinstance(provider, str):  # "auto"
             self.choice = create_provider(settings, env)
         else:
@@ -394,7 +397,12 @@ class Engine:
             store = self.store
             try:
                 retrieval = retrieve(
-                    store, self._search_provider(), query, options, vector_path=self.vector_path
+                    store,
+                    self._search_provider(),
+                    query,
+                    options,
+                    vector_path=self.vector_path,
+                    budget_s=self.search_budget_s,
                 )
             except CorruptIndexError as exc:
                 self.store.close()
@@ -480,6 +488,14 @@ class Engine:
         if self.provider is not None:
             with contextlib.suppress(Exception):
                 self.provider.close()
+
+
+def _env_seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        value = float(env.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def _disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, FileRecord]) -> bool:

@@ -66,6 +66,9 @@ def search_answer(engine: Engine, outcome: SearchOutcome, *, explain: bool = Fal
     switch = describe.get("fallback")  # the embedding fallback's switch record, if it switched
     fallback_state = switch if isinstance(switch, Mapping) and switch else None
     explanation: dict[str, Any] | None = None
+    reason = keyword_only_reason(engine, outcome)
+    if reason is not None and fallback_state is None:
+        fallback_state = {"from": outcome.options.mode, "to": outcome.mode, "reason": reason}
     if explain:
         r = outcome.retrieval
         explanation = {
@@ -90,6 +93,7 @@ def search_answer(engine: Engine, outcome: SearchOutcome, *, explain: bool = Fal
         mode=outcome.mode,
         backend=engine.settings.backend,
         explain=explanation,
+        reason=reason,
     )
 
 
@@ -139,6 +143,21 @@ def search_memory(
     if engine.qmd is not None:  # qmd is configured but the builtin index answered
         out = replace(out, backend="builtin", backend_fallback=qmd_fallback)
     return out
+
+
+def keyword_only_reason(engine: Engine, outcome: SearchOutcome) -> str | None:
+    """Why a search that asked for vectors answered keyword-only (None if it did not,
+    or if no embedding provider is configured at all)."""
+    if outcome.options.mode == outcome.mode or outcome.mode != "fts":
+        return None
+    r = outcome.retrieval
+    if r.vector_error:
+        return r.vector_error
+    if engine.provider is None:
+        return engine.provider_error  # None: "provider: none" is a choice, not a fallback
+    if r.vector_available:
+        return None
+    return "the index has no vectors for this provider yet; run `memdeck index`"
 
 
 def memory_search(

@@ -83,6 +83,8 @@ class Reply:
     body: bytes | str | Any = b""
     headers: dict[str, str] = field(default_factory=dict)
     hang: bool = False
+    #: send the status line at once, then the rest one byte every this many seconds
+    trickle_s: float | None = None
 
     def encoded(self) -> tuple[bytes, str]:
         if isinstance(self.body, bytes):
@@ -157,6 +159,20 @@ class ProviderServer:
                     server._stop.wait(30)
                     return
                 data, ctype = reply.encoded()
+                if reply.trickle_s is not None:
+                    head = (
+                        f"HTTP/1.1 {reply.status} OK\r\nContent-Type: {ctype}\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n"
+                    ).encode()
+                    try:
+                        for i in range(len(head + data)):
+                            self.wfile.write((head + data)[i : i + 1])
+                            self.wfile.flush()
+                            if server._stop.wait(reply.trickle_s):
+                                return
+                    except OSError:
+                        pass
+                    return
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", reply.headers.pop("Content-Type", ctype))

@@ -33,6 +33,9 @@ from engine.cli.common import (
     print_json,
 )
 
+#: sync errors that mean chunks were left without vectors (see engine.index.indexer)
+EMBED_FAILURES = ("embedding failed:", "the provider returned")
+
 COMMANDS: tuple[str, ...] = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
 
@@ -217,6 +220,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         if engine.qmd is not None:
             engine.qmd.refresh("manual")  # qmd update + embed, waited for
         st = engine.status()
+        provider_error = engine.provider_error if engine.provider is None else None
     finally:
         if unsubscribe:
             unsubscribe()
@@ -245,7 +249,15 @@ def cmd_index(args: argparse.Namespace) -> int:
         text += f"\nwarning: {err}"
     if st.provider_error:  # e.g. a rejected key: the index was built keyword-only
         text += f"\nprovider error: {st.provider_error}"
+    # A sync that could not embed is not a success: the index is keyword-only.
+    failed = [e for e in done.errors if e.startswith(EMBED_FAILURES)]
+    if provider_error:
+        failed.insert(0, f"embedding provider failed at start: {provider_error}")
     emit(args, data, text)
+    if failed:
+        for why in failed:
+            print(f"memdeck: {why}; indexed keyword-only", file=sys.stderr)
+        return EXIT_RUNTIME
     return EXIT_OK
 
 
@@ -371,6 +383,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         f"{len(result.results)} results · mode {result.mode} · provider {result.provider}"
         f" · backend {result.backend}"
     )
+    if result.reason:
+        print(f"memdeck: warning: keyword-only: {result.reason}", file=sys.stderr)
     if result.backend_fallback is not None:
         why = result.backend_fallback.reason
         print(f"memdeck: warning: qmd failed, builtin answered: {why}", file=sys.stderr)

@@ -17,6 +17,7 @@ import email.utils
 import json
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -200,15 +201,54 @@ class HttpTransport:
         self.sleep = sleep
         self.stats = CallStats()
         self.rng = random.Random()
-        self.client = httpx.Client(
-            headers=dict(headers),
-            timeout=httpx.Timeout(policy.timeout, connect=min(10.0, policy.timeout)),
+        self._headers = dict(headers)
+        self._client_lock = threading.Lock()
+        self.client = self._new_client()
+
+    def _new_client(self) -> httpx.Client:
+        return httpx.Client(
+            headers=self._headers,
+            timeout=httpx.Timeout(self.policy.timeout, connect=min(10.0, self.policy.timeout)),
             # never: a redirect to another host would carry a custom key header along
             follow_redirects=False,
         )
 
     def close(self) -> None:
         self.client.close()
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """One request with an overall deadline of ``policy.timeout`` seconds.
+
+        httpx's timeouts are per phase and a read timeout restarts with every
+        byte, so a server that trickles one byte every 2 s is never timed out by
+        them. The request runs in a worker thread; at the deadline its client is
+        closed (which closes its sockets, ending the worker's read) and replaced,
+        and the caller gets ``httpx.TimeoutException`` at once.
+        """
+        with self._client_lock:
+            client = self.client
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box["response"] = client.request(method, url, **kwargs)
+            except BaseException as exc:  # handed to the caller below
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="memdeck-http", daemon=True).start()
+        if not done.wait(self.policy.timeout):
+            with self._client_lock:
+                if self.client is client:
+                    self.client = self._new_client()
+            threading.Thread(target=client.close, daemon=True).start()
+            raise httpx.TimeoutException(f"no complete answer within {self.policy.timeout:g} s")
+        if "error" in box:
+            raise box["error"]
+        response: httpx.Response = box["response"]
+        return response
 
     # -- the one request path -------------------------------------------------
     def request(
@@ -230,7 +270,7 @@ class HttpTransport:
         while True:
             self.stats.requests += 1
             try:
-                response = self.client.request(
+                response = self._send(
                     method,
                     url,
                     json=json_body,

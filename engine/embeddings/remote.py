@@ -183,8 +183,14 @@ class RemoteProvider(abc.ABC):
                 self.dims_source = "unknown"
 
     def _probe_dims(self) -> None:
-        """Ask the endpoint once; if it is unreachable right now, use the size it
-        had last time rather than dropping to keyword-only (see ``dims_memo``)."""
+        """The size seen last time if there is one (no request: every answer is still
+        checked against it, and a status or search must not wait on a slow endpoint
+        before it starts); else ask the endpoint once (see ``dims_memo``)."""
+        remembered = self.dims_memo.get(self.scope)
+        if remembered is not None:
+            self._dims = remembered
+            self.dims_source = "remembered"
+            return
         try:
             rows = self._post_texts([PROBE_TEXT], "document", None)
         except ProviderError as exc:

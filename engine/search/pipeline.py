@@ -17,7 +17,8 @@ import math
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
@@ -251,9 +252,15 @@ def retrieve(
     options: SearchOptions,
     *,
     vector_path: str = "auto",
+    budget_s: float | None = None,
 ) -> Retrieval:
     """Fetch both candidate lists. Never raises for a failing provider: the
-    vector side is then empty and ``vector_error`` says why."""
+    vector side is then empty and ``vector_error`` says why.
+
+    ``budget_s`` bounds the wait for the query embedding (measured from the
+    start of the search): a provider that is slow or hangs makes the search
+    keyword-only, with the reason, instead of making it wait.
+    """
     limit = options.candidates
     fts_hits: list[tuple[int, float]] = []
     fts_q = build_fts_query(query, "AND")
@@ -272,7 +279,7 @@ def retrieve(
     # The query embedding (llama.cpp or HTTP, both release the GIL) runs while
     # SQLite ranks the keyword side: a hybrid search costs max(embed, FTS), not the sum.
     pending: Future[tuple[np.ndarray, float]] | None = (
-        _embed_pool().submit(_timed_embed, provider, query) if wants_vector and run_fts else None
+        _embed_in_background(provider, query) if wants_vector else None
     )
     if run_fts and fts_q:
         ranked = store.fts_search(fts_q, window, options.sources)
@@ -294,10 +301,16 @@ def retrieve(
     vector_ms = 0.0
     if wants_vector:
         try:
-            if pending is not None:
-                qvec, embed_ms = pending.result()
-            else:
-                qvec, embed_ms = _timed_embed(provider, query)
+            assert pending is not None
+            wait = None if budget_s is None else max(0.0, budget_s - (time.perf_counter() - t0))
+            try:
+                qvec, embed_ms = pending.result(timeout=wait)
+            except FutureTimeout:
+                pending.cancel()
+                raise ProviderError(
+                    f"the query embedding took longer than the search budget "
+                    f"({budget_s:g} s, MEMDECK_SEARCH_BUDGET_S); answered keyword-only"
+                ) from None
             tv = time.perf_counter()
             vector_hits = store.vector_search(qvec, limit, options.sources, path=vector_path)
             vector_ms = (time.perf_counter() - tv) * 1000
@@ -354,16 +367,27 @@ def retrieve(
     )
 
 
-_EMBED_POOL: ThreadPoolExecutor | None = None
-_EMBED_POOL_LOCK = threading.Lock()
+def _embed_in_background(
+    provider: EmbeddingProvider | None, query: str
+) -> Future[tuple[np.ndarray, float]]:
+    """The query embedding on a daemon thread (llama.cpp and HTTP both release the GIL).
 
+    Daemon, not a pool worker: a search that stopped waiting at its budget must
+    not keep the process alive at exit (a pool's workers are joined then), and a
+    hung provider must not hold a worker that later searches queue behind.
+    """
+    future: Future[tuple[np.ndarray, float]] = Future()
 
-def _embed_pool() -> ThreadPoolExecutor:
-    global _EMBED_POOL
-    with _EMBED_POOL_LOCK:
-        if _EMBED_POOL is None:
-            _EMBED_POOL = ThreadPoolExecutor(2, thread_name_prefix="memdeck-query-embed")
-        return _EMBED_POOL
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(_timed_embed(provider, query))
+        except BaseException as exc:  # handed to the waiting search
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="memdeck-query-embed", daemon=True).start()
+    return future
 
 
 def _timed_embed(provider: EmbeddingProvider | None, query: str) -> tuple[np.ndarray, float]:
@@ -420,13 +444,16 @@ def _or_query(store: Store, query: str) -> str | None:
 
 # -- ranking (pure) ------------------------------------------------------------
 def effective_mode(retrieval: Retrieval, requested: Mode) -> Mode:
-    """Degrade gracefully: no embeddings → FTS-only, no FTS5 → vector-only."""
+    """Degrade gracefully: no embeddings (or no query vector: the provider failed or
+    ran out of the search budget) → FTS-only, no FTS5 → vector-only."""
     if requested == "hybrid":
-        if not retrieval.vector_available:
+        if not retrieval.vector_available or retrieval.vector_error is not None:
             return "fts"
         if not retrieval.fts_available:
             return "vector"
-    if requested == "vector" and not retrieval.vector_available:
+    if requested == "vector" and (
+        not retrieval.vector_available or retrieval.vector_error is not None
+    ):
         return "fts"
     return requested
 

@@ -116,14 +116,15 @@ class SearchAnswer(JsonRecord):
     """A ``memory_search`` answer.
 
     ``fallback`` is the embedding provider's fallback switch (None while the
-    primary serves); ``backend_fallback`` says qmd failed and the builtin index
+    primary serves), or, when the search degraded to keyword-only, ``{from, to,
+    reason}``; ``backend_fallback`` says qmd failed and the builtin index
     answered; ``denied``/``scope`` are a qmd scope denial; ``explain`` is the
     builtin pipeline's explanation when asked for.
     """
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {"backend_fallback": "backendFallback"}
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"explain", "denied", "scope", "backend_fallback"}
+        {"explain", "denied", "scope", "backend_fallback", "reason"}
     )
 
     results: tuple[SearchHit, ...]
@@ -137,6 +138,9 @@ class SearchAnswer(JsonRecord):
     denied: bool | None = None
     scope: str | None = None
     backend_fallback: BackendFallback | None = None
+    #: why a search that asked for vectors answered keyword-only (provider failed,
+    #: search budget spent, NaN query vector); ``fallback`` then says from/to
+    reason: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
