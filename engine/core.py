@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import os
+import shutil
 import threading
 import time
 import uuid
@@ -54,6 +55,38 @@ class IndexNotBuilt(RuntimeError):
 
 class IndexReadOnly(RuntimeError):
     """``sync`` on an engine opened with ``read_only=True``."""
+
+
+class IndexUnavailable(DatabaseError):
+    """The index cannot be opened or created; the message names the path and the fix."""
+
+
+def index_problem(path: Path, exc: BaseException) -> str:
+    """What is wrong with the index at ``path`` and what the user can do about it."""
+    why = getattr(exc, "strerror", None) or str(exc)
+    folder = path.parent
+    if path.is_dir():
+        return f"the index path {path} is a folder, not a file: move it away (memdeck rebuilds)"
+    if not folder.is_dir():
+        return (
+            f"cannot create the index folder {folder} ({why}): check the path, or set "
+            "OPENCLAW_STATE_DIR to a writable folder"
+        )
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return (
+            f"cannot write the index {path} ({why}): {folder} is read-only; fix its "
+            "permissions or set OPENCLAW_STATE_DIR to a writable folder"
+        )
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = -1
+    if free == 0 or "full" in why.lower() or "No space" in why:
+        return (
+            f"cannot write the index {path}: the disk holding {folder} is full; free space "
+            "there (search, get and status keep reading meanwhile)"
+        )
+    return f"cannot open the index {path}: {why}"
 
 
 @dataclass
@@ -105,6 +138,10 @@ class Engine:
         self._swap_lock = threading.RLock()
         self.state = SyncState()
         self.recovered: str | None = None
+        #: set when the index could only be opened read-only (full disk, read-only dir)
+        self.snapshot_reason: str | None = None
+        #: set when a read-only engine could not open the index at all (searches raise it)
+        self.unavailable: str | None = None
         # memory.backend = "qmd": the qmd sidecar answers searches, this index is its fallback.
         self.qmd = None
         if settings.backend == "qmd":
@@ -129,10 +166,11 @@ class Engine:
         with self._swap_lock:
             yield self.store
 
-    def _new_store(self, path: Path) -> Store:
+    def _new_store(self, path: Path, *, snapshot: bool = False) -> Store:
         st = self.ms.store
         return Store(
             path,
+            snapshot=snapshot,
             vector_enabled=st.vector_enabled,
             extension_path=st.extension_path,
             fts_tokenizer=st.fts_tokenizer,
@@ -147,6 +185,22 @@ class Engine:
             return store
         except CorruptIndexError as exc:
             return self._recover_corrupt(str(exc))
+        except (DatabaseError, OSError) as exc:
+            problem = index_problem(self.index_path, exc)
+            if not self.read_only:
+                raise IndexUnavailable(problem) from exc
+            if self.index_path.is_dir():  # get and status need no index; search says why
+                self.unavailable = problem
+                self.snapshot_reason = problem
+                return self._new_store(Path(":memory:"))
+        # Reading must not need writing: open the file as a read-only snapshot.
+        try:
+            store = self._new_store(self.index_path, snapshot=True)
+            store.counts()
+        except (DatabaseError, OSError) as exc:
+            raise IndexUnavailable(index_problem(self.index_path, exc)) from exc
+        self.snapshot_reason = problem
+        return store
 
     def _key_of(self, store: Store) -> tuple[object, ...]:
         """Which index file ``store`` is (inode) and which build of it (full reindexes)."""
@@ -384,6 +438,8 @@ class Engine:
         today: dt.date | None = None,
     ) -> SearchOutcome:
         """Retrieve and rank; an empty, never-synced index is synced first."""
+        if self.unavailable is not None:
+            raise IndexUnavailable(self.unavailable)
         options = options or self.default_options()
         self.refresh_store()
         if self.store.get_meta("fingerprint") is None:
@@ -468,7 +524,10 @@ class Engine:
             last_error=self.state.last_error,
             recovered=self.recovered,
             debris_removed=tuple(p.name for p in self.debris_removed),
-            warnings=tuple(self.settings.warnings),
+            warnings=tuple(self.settings.warnings)
+            + (
+                (f"index opened read-only: {self.snapshot_reason}",) if self.snapshot_reason else ()
+            ),
             # qmd failing → searches served by the builtin index (None for builtin)
             fallback=qmd.fallback if qmd else None,
             fallback_reason=qmd.fallback_reason if qmd else None,

@@ -329,6 +329,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     engine = open_engine(args, read_only=True)  # never builds an index nor probes a provider
     try:
         builtin_needed = args.compare or args.backend == "builtin" or engine.qmd is None
+        if builtin_needed and engine.unavailable is not None:
+            from engine.core import IndexUnavailable
+
+            raise IndexUnavailable(engine.unavailable)
         if builtin_needed and not engine.index_built() and not tools_disabled_reason(engine):
             raise UsageError(
                 f"no index yet for workspace {engine.workspace.root}: run `memdeck index` "

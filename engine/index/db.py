@@ -45,7 +45,11 @@ _Opened = tuple[Any, str, str, type[BaseException]]
 def _open_apsw(path: str, timeout_ms: int) -> _Opened:
     import apsw
 
-    conn = apsw.Connection(path)
+    if path.startswith("file:"):  # a read-only URI (see Database.snapshot_uri)
+        flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+        conn = apsw.Connection(path, flags=flags)
+    else:
+        conn = apsw.Connection(path)
     conn.setbusytimeout(timeout_ms)
     return conn, "apsw " + apsw.apsw_version(), apsw.sqlite_lib_version(), apsw.Error
 
@@ -53,7 +57,11 @@ def _open_apsw(path: str, timeout_ms: int) -> _Opened:
 def _open_dbapi(module_name: str, path: str, timeout_ms: int) -> _Opened:
     module = __import__(module_name, fromlist=["dbapi2"])
     conn = module.connect(
-        path, timeout=timeout_ms / 1000, isolation_level=None, check_same_thread=False
+        path,
+        timeout=timeout_ms / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+        uri=path.startswith("file:"),
     )
     return conn, module_name, module.sqlite_version, module.Error
 
@@ -78,6 +86,16 @@ def _classify(exc: BaseException) -> DatabaseError:
     if name in {"BusyError", "LockedError"} or "database is locked" in lowered:
         return BusyIndexError(text or name)
     return DatabaseError(f"{name}: {text}")
+
+
+def snapshot_uri(path: Path | str) -> str:
+    """A URI opening ``path`` read-only and ``immutable``: no ``-wal``/``-shm``, no
+    locks, no byte written. For serving reads when the index cannot be opened for
+    writing (full disk, read-only state dir); what a concurrent writer adds is not
+    seen, which on such a disk cannot happen anyway."""
+    from urllib.parse import quote
+
+    return f"file:{quote(str(Path(path).resolve()))}?immutable=1"
 
 
 class Database:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.index.db import Database, DatabaseError, VecStatus
+from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 
 SCHEMA_VERSION = 1
 #: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
@@ -192,25 +192,19 @@ class Store:
         extension_path: str | None = None,
         fts_tokenizer: str = "unicode61",
         binding: str | None = None,
+        snapshot: bool = False,
     ):
+        """``snapshot`` opens an existing index read-only without writing a byte
+        (``db.snapshot_uri``): search, get and status on a full disk or a read-only
+        state dir. Nothing may be written through such a store."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = Database(self.path, binding=binding)
+        self.snapshot = snapshot
+        if not snapshot:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = Database(snapshot_uri(self.path) if snapshot else self.path, binding=binding)
         self.fts_tokenizer = fts_tokenizer
-        try:
-            self.db.execute("pragma journal_mode=wal")
-            self.db.execute("pragma synchronous=normal")
-            self.db.execute("pragma foreign_keys=off")
-            for stmt in _SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    self.db.execute(stmt)
-            self.db.execute(
-                "insert or ignore into meta(key, value) values ('schema_version', ?)",
-                (str(SCHEMA_VERSION),),
-            )
-        except DatabaseError:
-            self.db.close()
-            raise
+        if not snapshot:
+            self._set_up()
         self.vec: VecStatus = (
             self.db.load_sqlite_vec(extension_path)
             if vector_enabled
@@ -227,6 +221,23 @@ class Store:
         dims = self.get_meta("dims")
         if dims:
             self._ensure_vec_table(int(dims))
+
+    def _set_up(self) -> None:
+        """WAL mode and the schema (writes; skipped by a snapshot store)."""
+        try:
+            self.db.execute("pragma journal_mode=wal")
+            self.db.execute("pragma synchronous=normal")
+            self.db.execute("pragma foreign_keys=off")
+            for stmt in _SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    self.db.execute(stmt)
+            self.db.execute(
+                "insert or ignore into meta(key, value) values ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        except DatabaseError:
+            self.db.close()
+            raise
 
     # -- meta -----------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:

@@ -1,0 +1,110 @@
+"""A full disk, a read-only state folder and an index path that is a folder (issue 18).
+
+The full disk is real: the state folder is a 2 MiB tmpfs mounted for the test
+and filled to the last byte (``mount -t tmpfs -o size=2m``); the read-only
+state folder is the same tmpfs remounted ``ro`` (root ignores permission bits,
+a read-only filesystem it cannot). Where mounting is not permitted these tests
+are skipped, saying so. Reading — search, get, status — must work without
+writing; writing (index) must fail naming the path and the remedy.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli_process import cli_env, run_cli
+
+NOTE = "# Memory\n\nDana prefers flat white coffee.\n"
+
+
+@pytest.fixture
+def small_fs(tmp_path: Path) -> Iterator[Path]:
+    mount = tmp_path / "state"
+    mount.mkdir()
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    d = tmp_path / "ws"
+    d.mkdir()
+    (d / "MEMORY.md").write_text(NOTE)
+    return d
+
+
+def fill(folder: Path) -> None:
+    """Write until the filesystem says ENOSPC."""
+    with open(folder / "filler", "wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+                fh.flush()
+        except OSError as exc:
+            assert exc.errno == 28  # ENOSPC: the disk is really full
+
+
+def reads_work(ws: Path, env: dict[str, str]) -> dict:
+    search = run_cli("search", "flat white", "--json", "-w", str(ws), env=env)
+    assert search.returncode == 0, search.stderr
+    assert json.loads(search.stdout)["results"][0]["path"] == "MEMORY.md"
+    get = run_cli("get", "MEMORY.md", "-w", str(ws), env=env)
+    assert get.returncode == 0, get.stderr
+    assert get.stdout == NOTE
+    status = run_cli("status", "--json", "-w", str(ws), env=env)
+    assert status.returncode == 0, status.stderr
+    return json.loads(status.stdout)
+
+
+def test_a_full_disk_keeps_reads_working_and_names_the_problem(small_fs: Path, ws: Path) -> None:
+    env = cli_env(small_fs)
+    assert run_cli("index", "-w", str(ws), env=env).returncode == 0
+    index = next((small_fs / "memory").glob("*.sqlite"))
+    fill(small_fs)
+    st = reads_work(ws, env)
+    warning = f"index opened read-only: cannot write the index {index}: the disk holding"
+    assert any(w.startswith(warning) and "is full; free space there" in w for w in st["warnings"])
+    (ws / "MEMORY.md").write_text(NOTE + "\nAnd tea on Fridays.\n")
+    write = run_cli("index", "-w", str(ws), env=env)
+    assert write.returncode == 2
+    assert str(index) in write.stderr and "is full; free space there" in write.stderr
+
+
+def test_a_read_only_state_folder_keeps_reads_working(small_fs: Path, ws: Path) -> None:
+    env = cli_env(small_fs)
+    assert run_cli("index", "-w", str(ws), env=env).returncode == 0
+    index = next((small_fs / "memory").glob("*.sqlite"))
+    subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], check=True)
+    st = reads_work(ws, env)
+    assert any("is read-only; fix its permissions" in w for w in st["warnings"]), st["warnings"]
+    (ws / "MEMORY.md").write_text(NOTE + "\nAnd tea on Fridays.\n")
+    write = run_cli("index", "-w", str(ws), env=env)
+    assert write.returncode == 2
+    assert str(index) in write.stderr and "read-only" in write.stderr
+
+
+def test_an_index_path_that_is_a_folder(tmp_path: Path, ws: Path, state_dir: Path) -> None:
+    env = cli_env(state_dir)
+    assert run_cli("index", "-w", str(ws), env=env).returncode == 0
+    index = next((state_dir / "memory").glob("*.sqlite"))
+    for leftover in index.parent.glob(index.name + "*"):
+        leftover.unlink()
+    index.mkdir()
+    get = run_cli("get", "MEMORY.md", "-w", str(ws), env=env)  # needs no index
+    assert get.returncode == 0 and get.stdout == NOTE
+    for args in (("search", "flat white"), ("index",)):
+        r = run_cli(*args, "-w", str(ws), env=env)
+        assert r.returncode == 2, r.stderr
+        assert f"the index path {index} is a folder, not a file: move it away" in r.stderr
