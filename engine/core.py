@@ -28,7 +28,7 @@ from engine.embeddings.factory import ProviderChoice, create_provider
 from engine.embeddings.fallback import ProviderSwitched
 from engine.embeddings.multimodal import multimodal_scope
 from engine.events import EventBus, SearchTimed, SyncDone, SyncFailed, SyncProgress
-from engine.index.db import CorruptIndexError, DatabaseError
+from engine.index.db import BusyIndexError, CorruptIndexError, DatabaseError
 from engine.index.indexer import (
     Indexer,
     SourceFile,
@@ -152,7 +152,7 @@ class Engine:
             self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self.store = self._open_store()
         self._store_key = self._key_of(self.store)
-        self.debris_removed = [] if read_only else self._clean_debris()
+        self.debris_removed = [] if read_only or self.store.snapshot else self._clean_debris()
 
     # -- store lifecycle -------------------------------------------------------
     @contextlib.contextmanager
@@ -187,7 +187,7 @@ class Engine:
             return self._recover_corrupt(str(exc))
         except (DatabaseError, OSError) as exc:
             problem = index_problem(self.index_path, exc)
-            if not self.read_only:
+            if self.index_path.is_dir() and not self.read_only:
                 raise IndexUnavailable(problem) from exc
             if self.index_path.is_dir():  # get and status need no index; search says why
                 self.unavailable = problem
@@ -243,6 +243,8 @@ class Engine:
                 return clean_debris(self.index_path, assume_dead=True, salvage=salvage)
         except IndexLocked:  # a writer is busy: only remove files of dead processes
             return clean_debris(self.index_path, salvage=salvage)
+        except OSError:  # the lock file cannot be written (full disk): clean up next time
+            return []
 
     def _recover_corrupt(self, why: str) -> Store:
         """Move a damaged index aside (keeping only the latest copy) and start fresh.
@@ -331,6 +333,28 @@ class Engine:
         """
         if self.read_only:
             raise IndexReadOnly("this engine was opened read-only (status/search/get)")
+        try:
+            return self._sync_writable(reason=reason, force=force, cancel=cancel)
+        except (IndexUnavailable, CorruptIndexError, BusyIndexError):
+            raise
+        except (DatabaseError, OSError) as exc:
+            # a full disk or a read-only folder mid-sync: say where and what to do
+            problem = index_problem(self.index_path, exc)
+            self.state.last_error = problem
+            self.bus.publish(SyncFailed(reason=reason, error=problem))
+            raise IndexUnavailable(problem) from exc
+
+    def _sync_writable(
+        self, *, reason: str, force: bool, cancel: threading.Event | None
+    ) -> SyncDone:
+        if self.store.snapshot:
+            # opened read-only (full disk, read-only folder): writable again?
+            with self._swap_lock:
+                fresh = self._new_store(self.index_path)  # raises while still unwritable
+                self.store.close()
+                self.store = fresh
+                self._store_key = self._key_of(fresh)
+                self.snapshot_reason = None
         if force:
             # A rebuild on request re-learns a remote endpoint's size instead of
             # trusting the old index (the endpoint may serve another model now).

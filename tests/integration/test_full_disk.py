@@ -108,3 +108,31 @@ def test_an_index_path_that_is_a_folder(tmp_path: Path, ws: Path, state_dir: Pat
         r = run_cli(*args, "-w", str(ws), env=env)
         assert r.returncode == 2, r.stderr
         assert f"the index path {index} is a folder, not a file: move it away" in r.stderr
+
+
+def test_the_app_engine_keeps_serving_reads_on_a_full_disk(small_fs: Path, ws: Path) -> None:
+    """The app's (writable) engine opens on a full disk, answers searches, and its
+    sync fails with the problem named (the monitor shows SyncFailed's error)."""
+    from engine.config.loader import load_settings
+    from engine.core import Engine, IndexUnavailable
+    from engine.events import SyncFailed
+
+    env = {"OPENCLAW_STATE_DIR": str(small_fs), "HOME": str(small_fs)}
+    settings = load_settings(workspace=ws, env=env)
+    first = Engine(settings, provider=None, env=env)
+    first.sync()
+    first.close()
+    fill(small_fs)
+    engine = Engine(settings, provider=None, env=env)
+    failures: list[SyncFailed] = []
+    engine.bus.subscribe(lambda e: failures.append(e) if isinstance(e, SyncFailed) else None)
+    try:
+        assert engine.search("flat white").results[0].path == "MEMORY.md"
+        (ws / "MEMORY.md").write_text(NOTE + "\nAnd tea.\n")
+        with pytest.raises(IndexUnavailable, match="is full; free space there"):
+            engine.sync()
+        assert failures and "is full; free space there" in failures[-1].error
+        assert engine.search("flat white").results[0].path == "MEMORY.md"  # still reading
+        assert engine.status().last_error is not None
+    finally:
+        engine.close()
