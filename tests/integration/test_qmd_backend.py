@@ -418,6 +418,7 @@ def test_the_sync_services_watcher_and_schedule_keep_qmd_current(fresh: World) -
         {
             "paths": [{"name": "trips", "path": str(fresh.notes)}],
             "update": {"debounceMs": 300, "interval": "1h"},
+            "limits": {"timeoutMs": 30000},  # a loaded machine must not turn this into a fallback
         }
     )
     assert engine.qmd is not None
@@ -429,10 +430,20 @@ def test_the_sync_services_watcher_and_schedule_keep_qmd_current(fresh: World) -
         plan = service._plan()
         assert fresh.notes in plan.dirs and fresh.notes / "sub" in plan.dirs
         assert fresh.notes in plan.trees
+        assert service.wait_idle(60)  # the start-up sync is done and changed nothing
+        assert engine.qmd.last_update is None  # nothing has refreshed qmd yet
         (fresh.notes / "sub" / "platypus.md").write_text(
             "# Creek\n\nA platypus surfaced at dawn.\n", encoding="utf-8"
         )
-        assert _eventually(lambda: memory_search(engine, "platypus dawn")["results"])
+        qmd = engine.qmd
+
+        def updated_for_the_change() -> bool:
+            step = qmd.last_update
+            return step is not None and step.ok and step.detail == "change"
+
+        # the interval is an hour and boot refresh is off: only the watcher's change can
+        # have caused this update
+        assert _eventually(updated_for_the_change, timeout=90)
         hit = memory_search(engine, "platypus dawn")
         assert hit["backend"] == "qmd"
         assert hit["results"][0]["path"] == "qmd/trips/sub/platypus.md"
