@@ -129,7 +129,7 @@ def mmr_line(c: Candidate, lambda_: float) -> Line | None:
 
 # -- each side ----------------------------------------------------------------------
 def text_map_line(c: Candidate) -> Line | None:
-    """bm25 rank → text score (SPEC §5), with the candidate's rank."""
+    """bm25 rank → text score (docs/architecture.md "Scoring"), with the candidate's rank."""
     r = c.bm25_rank
     if r is None or c.text_score is None:
         return None
