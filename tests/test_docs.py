@@ -124,3 +124,19 @@ def test_the_check_fails_on_an_undocumented_option() -> None:
     assert _mentions(usage, "--max-results")
     assert not _mentions(usage, "--no-such-flag")
     assert not _mentions(usage, "--max")  # a prefix of a documented option is not enough
+
+
+def test_no_comment_cites_the_out_of_repo_spec() -> None:
+    """Design facts live in docs/architecture.md; a citation of the spec (which is not
+    in the repository) would point nowhere."""
+    root = README.parent
+    marker = "SPEC" + " §"  # split so this file does not match itself
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for top in ("engine", "tui", "tests", "scripts")
+        for path in sorted((root / top).rglob("*"))
+        if path.suffix in {".py", ".sh"} and path.is_file()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if marker in line
+    ]
+    assert not offenders, f"cite docs/architecture.md instead: {offenders}"
