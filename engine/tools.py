@@ -106,9 +106,11 @@ def search_memory(
     explain: bool = False,
     session_key: str | None = None,
     backend: str | None = None,
+    client: str = "cli",
 ) -> SearchAnswer | SearchUnavailable:
     """memory_search as a typed answer; under ``memory.backend = "qmd"`` qmd answers,
-    the builtin index only when qmd fails (``backend`` forces one: "qmd" or "builtin")."""
+    the builtin index only when qmd fails (``backend`` forces one: "qmd" or "builtin").
+    ``client`` names the caller in the recall log (the app's "Agent activity")."""
     reason = tools_disabled_reason(engine)
     if reason:
         return SearchUnavailable(error=reason, action="enable memorySearch in openclaw.json")
@@ -138,7 +140,8 @@ def search_memory(
             error=f"{type(exc).__name__}: {exc}",
             action="run `memdeck status` and `memdeck index --force`",
         )
-    record_search(engine, query, outcome)  # recall evidence for dreaming; never raises
+    # recall evidence for dreaming and the activity log; never raises
+    record_search(engine, query, outcome, client=client)
     out = search_answer(engine, outcome, explain=explain)
     if engine.qmd is not None:  # qmd is configured but the builtin index answered
         out = replace(out, backend="builtin", backend_fallback=qmd_fallback)
@@ -169,6 +172,7 @@ def memory_search(
     explain: bool = False,
     session_key: str | None = None,
     backend: str | None = None,
+    client: str = "cli",
 ) -> dict[str, Any]:
     """The agent tool: :func:`search_memory` as OpenClaw's JSON shape."""
     return search_memory(
@@ -179,6 +183,7 @@ def memory_search(
         explain=explain,
         session_key=session_key,
         backend=backend,
+        client=client,
     ).to_json()
 
 

@@ -38,6 +38,7 @@ EMBED_FAILURES = ("embedding failed:", "the provider returned")
 
 COMMANDS: tuple[str, ...] = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
+COMMANDS += ("mcp",)  # engine.mcp.command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -142,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dream", parents=[common], help="run dreaming phases (writes DREAMS.md)")
     p.add_argument("--phase", action="append", choices=("light", "deep", "rem"))
     p.add_argument("--due", action="store_true", help="only phases whose cron time has come")
+    from engine.mcp.command import add_parser as add_mcp_parser
+
+    add_mcp_parser(sub, common)
     return parser
 
 
@@ -553,6 +557,12 @@ def _dreaming_commands() -> ModuleType:
     return commands
 
 
+def _mcp_command(args: argparse.Namespace) -> int:
+    from engine.mcp.command import mcp_command
+
+    return mcp_command(args)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from engine.cli.demo import create_demo_workspace, default_demo_dir
 
@@ -686,6 +696,7 @@ def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = No
         "sessions": lambda a: _dreaming_commands().sessions_command(a),
         "promote": lambda a: _dreaming_commands().promote_command(a),
         "dream": lambda a: _dreaming_commands().dream_command(a),
+        "mcp": _mcp_command,
     }
     try:
         if args.command == "tui":

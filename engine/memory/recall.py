@@ -17,11 +17,18 @@ Three promises shape the module:
   a rebuild renumbers.
 * **Bounded.** Events older than :data:`RETENTION_DAYS` are pruned now and then,
   and the table never holds more than :data:`MAX_EVENTS` rows.
+
+Besides the per-hit rows, each search leaves one :class:`RecallSearch` row naming
+the client that asked (``cli``, or the MCP client's name) and everything it got
+back, including searches that found nothing: that is the app's "Agent activity"
+log, where a user sees (and replays) the ranking their agent actually got.
+Dreaming reads only the per-hit rows.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 import unicodedata
@@ -69,7 +76,19 @@ _SCHEMA = (
     )""",
     "create index if not exists {db}recall_events_at on recall_events(at)",
     "create index if not exists {db}recall_events_path on recall_events(path, start_line)",
+    """create table if not exists {db}recall_searches (
+        id integer primary key,
+        at real not null,
+        client text not null,
+        query text not null,
+        mode text not null,
+        results text not null
+    )""",
+    "create index if not exists {db}recall_searches_at on recall_searches(at)",
 )
+_SEARCH_COLUMNS = "at, client, query, mode, results"
+#: The activity log keeps the newest this many searches.
+MAX_SEARCHES = 20_000
 _COLUMNS = "at, query, query_key, path, source, start_line, end_line, chunk_id, chunk_hash, score"
 
 _ready: weakref.WeakSet[Store] = weakref.WeakSet()
@@ -92,6 +111,28 @@ class RecallEvent:
     chunk_hash: str
     score: float
     chunk_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnedHit:
+    """One result as a search returned it (for the activity log)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecallSearch:
+    """One ``memory_search`` call: who asked, what, and what came back (best first)."""
+
+    id: int
+    at: float  # unix time
+    client: str  # "cli" for ``memdeck search``, else the MCP client's name
+    query: str
+    mode: str
+    results: tuple[ReturnedHit, ...]
 
 
 def query_key(query: str) -> str:
@@ -167,20 +208,34 @@ def events_from_outcome(query: str, outcome: SearchOutcome, at: float) -> list[R
 
 
 def record_search(
-    engine: PinsStore, query: str, outcome: SearchOutcome, *, at: float | None = None
+    engine: PinsStore,
+    query: str,
+    outcome: SearchOutcome,
+    *,
+    at: float | None = None,
+    client: str = "cli",
 ) -> int:
-    """Record the hits of one ``memory_search``; never raises.
+    """Record one ``memory_search`` (its hits, and the call in the activity log);
+    returns how many hits were written; never raises.
 
     Holds the engine's swap lock for the insert so a full reindex cannot swap
     the file out between "which store" and "write": the event lands either in
     the old file (and is carried over) or in the new one.
     """
     global _searches_recorded, _failures
-    if not outcome.results or not query.strip():
+    if not query.strip():
         return 0
-    events = events_from_outcome(query, outcome, time.time() if at is None else at)
+    at = time.time() if at is None else at
+    events = events_from_outcome(query, outcome, at)
+    hits = [[c.path, c.start_line, c.end_line, round(float(c.score), 6)] for c in outcome.results]
+    row = (at, client or "unknown", query, outcome.mode, json.dumps(hits, ensure_ascii=False))
     try:
         with engine.pinned_store() as store:
+            ensure_schema(store)
+            with store.db.transaction():
+                store.db.execute(
+                    f"insert into recall_searches({_SEARCH_COLUMNS}) values (?,?,?,?,?)", row
+                )
             written = record_events(store, events)
             _searches_recorded += 1
             if _searches_recorded % PRUNE_EVERY == 0:
@@ -212,6 +267,12 @@ def prune(store: Store, *, now: float | None = None) -> int:
                 (count - MAX_EVENTS,),
             )
             removed += count - MAX_EVENTS
+        store.db.execute("delete from recall_searches where at < ?", (cutoff,))
+        store.db.execute(
+            "delete from recall_searches where id <= "
+            "(select id from recall_searches order by id desc limit 1 offset ?)",
+            (MAX_SEARCHES,),
+        )
     return removed
 
 
@@ -243,6 +304,28 @@ def _event(row: Sequence[Any]) -> RecallEvent:
     )
 
 
+def load_searches(
+    store: Store, *, limit: int = 200, after_id: int | None = None
+) -> list[RecallSearch]:
+    """The newest ``limit`` searches (newest first), only those after ``after_id`` if given."""
+    ensure_schema(store)
+    rows = store.db.execute(
+        f"select id, {_SEARCH_COLUMNS} from recall_searches where id > ? order by id desc limit ?",
+        (-1 if after_id is None else int(after_id), int(limit)),
+    )
+    out = []
+    for sid, at, client, query, mode, results in rows:
+        try:
+            hits = tuple(
+                ReturnedHit(str(p), int(a), int(b), float(sc))
+                for p, a, b, sc in json.loads(results)
+            )
+        except (ValueError, TypeError):
+            hits = ()
+        out.append(RecallSearch(int(sid), float(at), str(client), str(query), str(mode), hits))
+    return out
+
+
 def count_events(store: Store) -> int:
     ensure_schema(store)
     return int(store.db.scalar("select count(*) from recall_events") or 0)
@@ -264,6 +347,11 @@ def carry_over(old: Store, new_path: Path | str) -> int:
                 f"insert into carried.recall_events({_COLUMNS}) "
                 f"select {_COLUMNS} from main.recall_events order by id"
             )
-            return int(db.scalar("select changes()") or 0)
+            carried = int(db.scalar("select changes()") or 0)
+            db.execute(
+                f"insert into carried.recall_searches(id, {_SEARCH_COLUMNS}) "
+                f"select id, {_SEARCH_COLUMNS} from main.recall_searches order by id"
+            )
+            return carried
     except DatabaseError:
         return 0

@@ -1,0 +1,8 @@
+"""``memdeck mcp``: the memory tools served over the Model Context Protocol (SPEC §14).
+
+``schemas`` holds what a model reads (tool names, descriptions, argument
+schemas); ``calls`` turns a validated call into an engine call; ``server``
+wires both into the SDK's low-level server with one long-lived engine;
+``http`` adds the streamable-HTTP guards; ``settings`` reads the ``mcp``
+section of memdeck's own settings file; ``command`` is the CLI entry.
+"""

@@ -1,0 +1,166 @@
+"""What each MCP tool does, in plain synchronous Python over one ``Engine``.
+
+The server runs these on worker threads. Each returns the JSON-able answer or
+raises :class:`ToolFailure` with a message a model can act on (what went wrong
+and what to do next); the server turns that into an MCP tool error. The work
+itself is the engine's: ``engine.tools`` for search and get (the same code as
+``memdeck search`` and ``memdeck get``, so the answers are identical), and the
+workspace's append-only writer for ``memory_append``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.core import Engine
+from engine.mcp.schemas import (
+    MEMORY_APPEND,
+    MEMORY_GET,
+    MEMORY_SEARCH,
+    MEMORY_STATUS,
+    READ_TOOLS,
+    BadArguments,
+    ToolSpec,
+    validate,
+)
+from engine.mcp.settings import McpSettings
+from engine.tools import memory_get, memory_search
+from engine.workspace.files import PathRefused
+
+
+class ToolFailure(RuntimeError):
+    """A tool call that cannot be answered; the message is shown to the model."""
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling: recorded with each search in the app's Agent activity."""
+
+    client: str = "mcp"
+
+
+class Tools:
+    """The tool set of one server: its engine, its settings and (optionally) its sync."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        settings: McpSettings,
+        *,
+        sync_state: Callable[[], Mapping[str, Any]] | None = None,
+        on_write: Callable[[], None] | None = None,
+    ):
+        self.engine = engine
+        self.settings = settings
+        self._sync_state = sync_state
+        self._on_write = on_write
+        self.specs: tuple[ToolSpec, ...] = READ_TOOLS + (
+            (MEMORY_APPEND,) if settings.allow_append else ()
+        )
+        self._by_name = {s.name: s for s in self.specs}
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: CallContext) -> Any:
+        spec = self._by_name.get(name)
+        if spec is None:
+            if name == MEMORY_APPEND.name:
+                raise ToolFailure(
+                    "memory_append is turned off: this memdeck only lets agents read memory. "
+                    'The user can allow writing with "mcp": {"allowAppend": true} in '
+                    f"{self.settings.path or 'memdeck settings.json'} and restarting the server."
+                )
+            known = ", ".join(s.name for s in self.specs)
+            raise ToolFailure(f"unknown tool {name!r}; this server has: {known}")
+        try:
+            args = validate(spec, arguments)
+        except BadArguments as exc:
+            raise ToolFailure(str(exc)) from None
+        handler = {
+            MEMORY_SEARCH.name: self._search,
+            MEMORY_GET.name: self._get,
+            MEMORY_STATUS.name: self._status,
+            MEMORY_APPEND.name: self._append,
+        }[name]
+        try:
+            return handler(args, ctx)
+        except ToolFailure:
+            raise
+        except Exception as exc:  # an engine failure must never take the server down
+            raise ToolFailure(
+                f"{name} failed: {type(exc).__name__}: {exc}. Call memory_status to see the "
+                "index state; if the index is damaged the user can run `memdeck index --force`."
+            ) from exc
+
+    # -- the tools ---------------------------------------------------------------
+    def _search(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        out = memory_search(
+            self.engine,
+            args["query"],
+            args.get("maxResults"),
+            args.get("minScore"),
+            explain=bool(args.get("explain", False)),
+            client=ctx.client,
+        )
+        if out.get("disabled"):
+            raise ToolFailure(f"memory search is unavailable: {out['error']} ({out['action']})")
+        return out
+
+    def _get(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        out = memory_get(self.engine, args["path"], args.get("from"), args.get("lines"))
+        if "error" in out:
+            error = out["error"]
+            if out.get("disabled"):
+                raise ToolFailure(f"memory tools are disabled: {error}")
+            if error.endswith("no such memory file"):
+                raise ToolFailure(
+                    f"{error}. Use a path exactly as memory_search returned it; daily logs "
+                    "are memory/YYYY-MM-DD.md."
+                )
+            raise ToolFailure(
+                f"refused: {error}. memory_get reads only MEMORY.md, memory.md, files under "
+                "memory/ and configured extra paths, by workspace-relative path."
+            )
+        if out["lines"] == 0:  # `from` lies past the end of the file
+            raise ToolFailure(f"{out['path']} has fewer than {out['from']} lines; start from 1")
+        return out
+
+    def _status(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        st = self.engine.status()
+        keys = (
+            "workspace",
+            "backend",
+            "provider",
+            "model",
+            "dims",
+            "mode",
+            "fts",
+            "vector",
+            "files",
+            "files_on_disk",
+            "chunks",
+            "embedded_chunks",
+            "dirty",
+            "needs_full_reindex",
+            "provider_error",
+            "last_error",
+            "file_errors",
+            "fallback",
+            "fallback_reason",
+        )
+        out: dict[str, Any] = {k: st.get(k) for k in keys}
+        out["search_enabled"] = self.engine.ms.enabled and self.engine.settings.tools_enabled
+        out["append_enabled"] = self.settings.allow_append
+        if self._sync_state is not None:
+            out["sync"] = dict(self._sync_state())
+        return out
+
+    def _append(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
+        try:
+            path, line = self.engine.workspace.append_entry(args["text"])
+        except (PathRefused, ValueError) as exc:
+            raise ToolFailure(f"memory_append refused: {exc}") from None
+        self.engine.mark_dirty()
+        if self._on_write is not None:
+            self._on_write()
+        return {"path": self.engine.workspace.rel(path), "line": line, "appended": True}

@@ -1,0 +1,125 @@
+"""``memdeck mcp``: serve the memory tools to an agent over MCP.
+
+stdio by default (the client starts ``memdeck mcp`` itself); ``--http
+[HOST:]PORT`` serves streamable HTTP on ``http://HOST:PORT/mcp`` (127.0.0.1
+unless told otherwise). Diagnostics go to stderr: on stdio, stdout belongs to
+the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+HELP = "serve memory_search/memory_get/memory_status to an agent over MCP (stdio or --http)"
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("mcp", parents=[common], help=HELP, description=HELP)
+    p.add_argument(
+        "--http",
+        metavar="[HOST:]PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+        "(host 127.0.0.1 unless given; a non-loopback host needs $MEMDECK_MCP_TOKEN)",
+    )
+    p.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="do not run the background sync (another memdeck keeps the index fresh)",
+    )
+
+
+def mcp_command(args: argparse.Namespace) -> int:
+    # Exit codes rather than engine.cli.main's UsageError: under `python -m
+    # engine.cli.main` that module runs as __main__, so its class is not this one.
+    from engine.cli.main import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, _open_engine
+    from engine.mcp.http import HttpSetupError, parse_bind, require_token
+    from engine.mcp.settings import load_mcp_settings
+
+    settings = load_mcp_settings()  # a ConfigError here is a usage error (exit 1)
+    bind = token = None
+    if args.http is not None:
+        try:
+            bind = parse_bind(args.http)
+            token = require_token(bind, settings)
+        except HttpSetupError as exc:
+            print(f"memdeck: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    engine = _open_engine(args)
+    service = None
+    try:
+        from engine.index.sync_service import SyncService
+        from engine.mcp.calls import Tools
+        from engine.mcp.server import build_server, sync_state_dict
+
+        if not args.no_sync:
+            service = SyncService(engine)
+            service.start()
+        tools = Tools(
+            engine,
+            settings,
+            sync_state=(lambda: sync_state_dict(service)) if service else None,
+            on_write=(lambda: service.notify_change()) if service else None,
+        )
+        server = build_server(engine, tools)
+        writes = "on" if settings.allow_append else "off"
+        where = "stdio" if bind is None else bind.url()
+        print(
+            f"memdeck mcp: {engine.workspace.root} · index {engine.index_path} · "
+            f"memory_append {writes} · {where}",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            if bind is None:
+                _serve_stdio(server)
+            else:
+                _serve_http(server, bind, settings, token)
+        except HttpSetupError as exc:  # the port is taken, the host does not resolve
+            print(f"memdeck: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            pass
+        return EXIT_OK
+    except Exception as exc:
+        print(f"memdeck mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+    finally:
+        if service is not None:
+            service.stop()
+        engine.close()
+        print("memdeck mcp: stopped", file=sys.stderr, flush=True)
+
+
+def _serve_stdio(server: Any) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async def run() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(run)
+
+
+def _serve_http(server: Any, bind: Any, settings: Any, token: str | None) -> None:
+    import logging
+
+    import uvicorn
+
+    from engine.mcp.http import BearerTokenGuard, open_socket, security_settings
+
+    app: Any = server.streamable_http_app(
+        transport_security=security_settings(bind, settings), host=bind.host
+    )
+    if token:
+        app = BearerTokenGuard(app, token)
+    sock = open_socket(bind)
+    port = sock.getsockname()[1]
+    print(f"memdeck mcp: listening on {bind.url(port)}", file=sys.stderr, flush=True)
+    logging.getLogger("mcp").setLevel(logging.ERROR)  # refused requests are answered, not logged
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
+    )
+    uvicorn.Server(config).run(sockets=[sock])
