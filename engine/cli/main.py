@@ -38,7 +38,7 @@ EMBED_FAILURES = ("embedding failed:", "the provider returned")
 
 COMMANDS: tuple[str, ...] = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
-COMMANDS += ("mcp",)  # engine.mcp.command
+COMMANDS += ("mcp",)  # engine.cli.mcp_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dream", parents=[common], help="run dreaming phases (writes DREAMS.md)")
     p.add_argument("--phase", action="append", choices=("light", "deep", "rem"))
     p.add_argument("--due", action="store_true", help="only phases whose cron time has come")
-    from engine.mcp.command import add_parser as add_mcp_parser
+    from engine.cli.mcp_command import add_parser as add_mcp_parser
 
     add_mcp_parser(sub, common)
     return parser
@@ -558,7 +558,7 @@ def _dreaming_commands() -> ModuleType:
 
 
 def _mcp_command(args: argparse.Namespace) -> int:
-    from engine.mcp.command import mcp_command
+    from engine.cli.mcp_command import mcp_command
 
     return mcp_command(args)
 

@@ -4,5 +4,5 @@
 schemas); ``calls`` turns a validated call into an engine call; ``server``
 wires both into the SDK's low-level server with one long-lived engine;
 ``http`` adds the streamable-HTTP guards; ``settings`` reads the ``mcp``
-section of memdeck's own settings file; ``command`` is the CLI entry.
+section of memdeck's own settings file. The CLI entry is ``engine.cli.mcp_command``.
 """

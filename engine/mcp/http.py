@@ -109,7 +109,7 @@ def _own_names() -> set[str]:
     try:
         name = socket.gethostname()
         out.add(name)
-        out |= {info[4][0] for info in socket.getaddrinfo(name, None)}
+        out |= {str(info[4][0]) for info in socket.getaddrinfo(name, None)}
     except OSError:
         pass
     return out

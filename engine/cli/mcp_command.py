@@ -31,9 +31,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def mcp_command(args: argparse.Namespace) -> int:
-    # Exit codes rather than engine.cli.main's UsageError: under `python -m
-    # engine.cli.main` that module runs as __main__, so its class is not this one.
-    from engine.cli.main import EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, _open_engine
+    from engine.cli.common import EXIT_OK, EXIT_RUNTIME, UsageError, open_engine
     from engine.mcp.http import HttpSetupError, parse_bind, require_token
     from engine.mcp.settings import load_mcp_settings
 
@@ -44,9 +42,8 @@ def mcp_command(args: argparse.Namespace) -> int:
             bind = parse_bind(args.http)
             token = require_token(bind, settings)
         except HttpSetupError as exc:
-            print(f"memdeck: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    engine = _open_engine(args)
+            raise UsageError(str(exc)) from None
+    engine = open_engine(args)
     service = None
     try:
         from engine.index.sync_service import SyncService
@@ -77,11 +74,12 @@ def mcp_command(args: argparse.Namespace) -> int:
             else:
                 _serve_http(server, bind, settings, token)
         except HttpSetupError as exc:  # the port is taken, the host does not resolve
-            print(f"memdeck: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+            raise UsageError(str(exc)) from None
         except KeyboardInterrupt:
             pass
         return EXIT_OK
+    except UsageError:
+        raise
     except Exception as exc:
         print(f"memdeck mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
