@@ -94,6 +94,7 @@ _MODAL_BLOCKED = frozenset(
         "toggle_tree",
         "next_pane",
         "sync_now",
+        "agent_activity",
     }
 )
 
@@ -180,6 +181,15 @@ GLOBAL_BINDINGS: list[BindingType] = [
         id="index.sync",
         priority=True,
         tooltip="Sync the index with the files now",
+    ),
+    Binding(
+        "f12",
+        "agent_activity",
+        "Agents",
+        id="app.agent_activity",
+        priority=True,
+        show=False,
+        tooltip="Agent activity: the searches agents made (MCP, CLI); Enter replays one",
     ),
     Binding(
         "ctrl+t",
@@ -685,6 +695,30 @@ class MemdeckApp(App[int]):
 
         self.push_screen(SessionsViewScreen(self.engine, day=self.clock().date()))
 
+    def action_agent_activity(self) -> None:
+        """The searches agents made, newest first; Enter replays one in the search pane."""
+        from tui.screens.agent_activity import AgentActivityScreen
+
+        self.push_screen(
+            AgentActivityScreen(self.engine, today=lambda: self.clock().date()),
+            self._replay_agent_search,
+        )
+
+    def _replay_agent_search(self, search: object) -> None:
+        from engine.memory.recall import RecallSearch
+
+        if not isinstance(search, RecallSearch):
+            return  # closed without choosing
+        self.action_focus_pane("search")
+        at = dt.datetime.fromtimestamp(search.at).strftime("%H:%M:%S")
+        self.search_pane.replay(
+            search.query,
+            max_results=search.max_results,
+            min_score=search.min_score,
+            expected=[(h.path, h.start_line, h.end_line) for h in search.results],
+            label=f"{search.client}'s search at {at}",
+        )
+
     def on_promotion_queue_screen_promoted(self, message: Message) -> None:
         path = str(getattr(message, "path", "MEMORY.md"))
         self._after_write(path, "promotion")
@@ -950,12 +984,14 @@ def key_sections() -> list[KeySection]:
 
 def _optional_sections() -> list[KeySection]:
     """The dreaming and flush screens' keys (both screens ship with the app)."""
+    from tui.screens.agent_activity import AgentActivityScreen
     from tui.screens.promotion_queue import PromotionQueueScreen
     from tui.screens.sessions_view import SessionsViewScreen
 
     return [
         KeySection("Promotion queue", PromotionQueueScreen, screen="promotion"),
         KeySection("Sessions", SessionsViewScreen, screen="sessions"),
+        KeySection("Agent activity", AgentActivityScreen, screen="activity"),
     ]
 
 

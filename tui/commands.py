@@ -174,6 +174,12 @@ def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
             "Token estimates against the flush threshold, per session",
             app.action_sessions_view,
         ),
+        PaletteCommand(
+            "Agent activity: the searches agents made",
+            "Newest first, live (MCP clients, memdeck search); Enter replays one",
+            app.action_agent_activity,
+            binding="app.agent_activity",
+        ),
     ]
     if app.workspace_problem is not None and app.workspace_problem.creatable:
         cmds.insert(

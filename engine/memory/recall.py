@@ -82,11 +82,13 @@ _SCHEMA = (
         client text not null,
         query text not null,
         mode text not null,
+        max_results integer not null,
+        min_score real not null,
         results text not null
     )""",
     "create index if not exists {db}recall_searches_at on recall_searches(at)",
 )
-_SEARCH_COLUMNS = "at, client, query, mode, results"
+_SEARCH_COLUMNS = "at, client, query, mode, max_results, min_score, results"
 #: The activity log keeps the newest this many searches.
 MAX_SEARCHES = 20_000
 _COLUMNS = "at, query, query_key, path, source, start_line, end_line, chunk_id, chunk_hash, score"
@@ -132,6 +134,8 @@ class RecallSearch:
     client: str  # "cli" for ``memdeck search``, else the MCP client's name
     query: str
     mode: str
+    max_results: int  # the options the search ran with, so it can be replayed as it was
+    min_score: float
     results: tuple[ReturnedHit, ...]
 
 
@@ -228,13 +232,22 @@ def record_search(
     at = time.time() if at is None else at
     events = events_from_outcome(query, outcome, at)
     hits = [[c.path, c.start_line, c.end_line, round(float(c.score), 6)] for c in outcome.results]
-    row = (at, client or "unknown", query, outcome.mode, json.dumps(hits, ensure_ascii=False))
+    opts = outcome.options
+    row = (
+        at,
+        client or "unknown",
+        query,
+        outcome.mode,
+        int(opts.max_results),
+        float(opts.min_score),
+        json.dumps(hits, ensure_ascii=False),
+    )
     try:
         with engine.pinned_store() as store:
             ensure_schema(store)
             with store.db.transaction():
                 store.db.execute(
-                    f"insert into recall_searches({_SEARCH_COLUMNS}) values (?,?,?,?,?)", row
+                    f"insert into recall_searches({_SEARCH_COLUMNS}) values (?,?,?,?,?,?,?)", row
                 )
             written = record_events(store, events)
             _searches_recorded += 1
@@ -314,7 +327,7 @@ def load_searches(
         (-1 if after_id is None else int(after_id), int(limit)),
     )
     out = []
-    for sid, at, client, query, mode, results in rows:
+    for sid, at, client, query, mode, max_results, min_score, results in rows:
         try:
             hits = tuple(
                 ReturnedHit(str(p), int(a), int(b), float(sc))
@@ -322,7 +335,18 @@ def load_searches(
             )
         except (ValueError, TypeError):
             hits = ()
-        out.append(RecallSearch(int(sid), float(at), str(client), str(query), str(mode), hits))
+        out.append(
+            RecallSearch(
+                id=int(sid),
+                at=float(at),
+                client=str(client),
+                query=str(query),
+                mode=str(mode),
+                max_results=int(max_results),
+                min_score=float(min_score),
+                results=hits,
+            )
+        )
     return out
 
 

@@ -76,3 +76,20 @@ def test_recording_failure_never_fails_the_search(make_engine, workspace_dir):
     out = memory_search(engine, "deploy", min_score=0.0)
     assert len(out["results"]) == 1 and "disabled" not in out
     assert recall.failures() == failures + 1
+
+
+def test_each_search_is_logged_with_its_client_even_without_hits(make_engine, workspace_dir):
+    _workspace(workspace_dir)
+    engine = make_engine(provider=None)
+    memory_search(engine, "postgres port", min_score=0.0, max_results=3, client="claude-code")
+    memory_search(engine, "kubernetes")  # no hit: logged, no recall event
+    memory_search(engine, "   ")  # blank: nothing at all
+    newest, oldest = recall.load_searches(engine.store)
+    assert (newest.client, newest.query, newest.results) == ("cli", "kubernetes", ())
+    assert (oldest.client, oldest.max_results, oldest.min_score) == ("claude-code", 3, 0.0)
+    [hit] = oldest.results
+    assert (hit.path, hit.start_line, hit.end_line) == ("MEMORY.md", 1, 4)
+    assert newest.id > oldest.id and count_events(engine.store) == 1
+    assert recall.load_searches(engine.store, after_id=oldest.id) == [newest]
+    engine.sync(reason="test", force=True)  # the log survives a rebuild, ids included
+    assert recall.load_searches(engine.store) == [newest, oldest]

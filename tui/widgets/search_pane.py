@@ -177,6 +177,9 @@ class SearchPane(Vertical):
         self.shown = 0
         self.painted = 0
         self._whynot_drawn: SearchOutcome | None = None
+        #: a replayed agent search waiting for its results: (query, expected hits, who/when)
+        self._replay: tuple[str, list[tuple[str, int, int]], str] | None = None
+        self.replay_verdict: str | None = None  # "same" or "differs", once compared
         self.compact = False
 
     # -- layout ------------------------------------------------------------------
@@ -278,6 +281,8 @@ class SearchPane(Vertical):
         outcome = message.outcome
         if self.options.mode != "hybrid":
             outcome = rank(self.retrieval, self.options, self._today())
+        if self._replay is not None and self._replay[0] == outcome.query:
+            self._judge_replay(outcome)
         t_draw = time.perf_counter()
         self._draw(outcome)
         self.draw_ms.append((time.perf_counter() - t_draw) * 1000)
@@ -321,6 +326,48 @@ class SearchPane(Vertical):
             self.generation += 1
             self._started.pop(self.generation, None)
             self._search(self.query_text, self.generation)
+
+    def replay(
+        self,
+        query: str,
+        *,
+        max_results: int,
+        min_score: float,
+        expected: list[tuple[str, int, int]],
+        label: str,
+    ) -> None:
+        """Run an agent's search again as it ran: the configured ranking (the user's
+        toggles reset) with its maxResults/minScore. Once the results are in, the
+        pane says whether they are the ones the agent got (``replay_verdict``)."""
+        self.options = self.engine.default_options().with_(
+            max_results=max_results, min_score=min_score
+        )
+        self._replay = (query, expected, label)
+        self.replay_verdict = None
+        self._show_toggles()
+        inp = self.query_one("#search-input", Input)
+        if inp.value == query:
+            self.research()  # no Changed event for an unchanged value
+        else:
+            inp.value = query
+            inp.cursor_position = len(query)
+
+    def _judge_replay(self, outcome: SearchOutcome) -> None:
+        assert self._replay is not None
+        _, expected, label = self._replay
+        self._replay = None
+        got = [(c.path, c.start_line, c.end_line) for c in outcome.results]
+        if got == expected:
+            self.replay_verdict = "same"
+            self.app.notify(f"Replayed {label}: the same ranking the agent got.", timeout=4)
+        else:
+            self.replay_verdict = "differs"
+            self.app.notify(
+                f"Replayed {label}: the ranking differs from what the agent got "
+                "(the files or the index changed since).",
+                severity="warning",
+                timeout=6,
+            )
 
     def set_options(self, options: SearchOptions) -> None:
         self.options = options

@@ -1,0 +1,142 @@
+"""Agent activity driven by Pilot: agents' searches appear live, newest first, and
+Enter replays one in the search pane with the ranking the agent got."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Static
+
+from engine.memory.recall import load_searches
+from engine.tools import memory_search
+from tests.cli_process import cli_env
+from tests.mcp_process import stdio_client, structured
+from tests.tui.conftest import drive, wait_for
+from tui.screens.agent_activity import AgentActivityScreen, returned_summary
+
+
+@pytest.fixture
+def shared_config(state_dir: Path, demo_dir: Path) -> dict[str, str]:
+    """openclaw.json naming the demo workspace, so another process (``memdeck mcp``)
+    opens the very index file the app has open; FTS-only on both sides."""
+    config = {
+        "agents": {"defaults": {"workspace": str(demo_dir), "memorySearch": {"provider": "none"}}}
+    }
+    (state_dir / "openclaw.json").write_text(json.dumps(config))
+    return cli_env(state_dir)
+
+
+@pytest.fixture
+def engine(shared_config, engine_factory):
+    return engine_factory(None)
+
+
+def rows(screen: AgentActivityScreen) -> list[list[str]]:
+    table = screen.query_one("#activity-table", DataTable)
+    return [
+        [str(getattr(c, "plain", c)) for c in table.get_row_at(i)] for i in range(table.row_count)
+    ]
+
+
+def test_lists_searches_newest_first_with_client_and_scores(engine, make_app) -> None:
+    memory_search(engine, "cat medication", client="claude-code")
+    memory_search(engine, "zebra xylophone quartz", client="codex")
+    app = make_app(engine)
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("f12")
+        screen = app.screen
+        assert isinstance(screen, AgentActivityScreen)
+        await wait_for(pilot, lambda: len(screen.searches) == 2)
+        await pilot.pause()
+        table = rows(screen)
+        assert [r[1:3] for r in table] == [
+            ["codex", "zebra xylophone quartz"],
+            ["claude-code", "cat medication"],
+        ]
+        assert table[0][3] == "no results"
+        first_hit = screen.searches[1].results[0]
+        assert table[1][3].startswith(f"{first_hit.path} {first_hit.score:.2f}")
+        title = str(screen.query_one("#activity-title", Static).render())
+        assert "2 searches by claude-code, codex" in title
+        detail = str(screen.query_one("#activity-detail", Static).render())
+        assert "codex at " in detail and "nothing scored above minScore" in detail
+        await pilot.press("down")
+        detail = str(screen.query_one("#activity-detail", Static).render())
+        assert f"{first_hit.path}:{first_hit.start_line}-{first_hit.end_line}" in detail
+        await pilot.press("escape")
+        assert not isinstance(app.screen, AgentActivityScreen)
+
+    drive(app, go)
+
+
+def test_searches_from_an_mcp_server_process_appear_and_replay_the_same_ranking(
+    engine, make_app, shared_config, demo_dir
+) -> None:
+    app = make_app(engine)
+    got: dict = {}
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("f12")
+        screen = app.screen
+        assert isinstance(screen, AgentActivityScreen)
+        await wait_for(pilot, lambda: screen.last_load is not None and screen.last_load.is_finished)
+        assert screen.searches == []
+        assert "No agent searches yet" in str(screen.query_one("#activity-detail").render())
+        # a real agent: the SDK client talking to `memdeck mcp` in another process
+        async with stdio_client(env=shared_config, name="pilot-agent") as client:
+            got["mcp"] = structured(
+                await client.call_tool(
+                    "memory_search", {"query": "staging database", "maxResults": 2, "minScore": 0}
+                )
+            )
+        await wait_for(pilot, lambda: len(screen.searches) == 1, timeout=30)
+        await pilot.pause()
+        assert rows(screen)[0][1:3] == ["pilot-agent", "staging database"]
+        await pilot.press("enter")
+        pane = app.search_pane
+        await wait_for(pilot, lambda: pane.replay_verdict is not None, timeout=20)
+        assert pane.replay_verdict == "same"
+        assert pane.query_one("#search-input").value == "staging database"
+        got["pane"] = [
+            (c.path, c.start_line, c.end_line, round(c.score, 6)) for c in pane.outcome.results
+        ]
+        got["dropped"] = len(pane.outcome.dropped)
+        got["breakdown"] = str(pane.query_one("#breakdown").render())
+
+    drive(app, go)
+    agent = [(r["path"], r["startLine"], r["endLine"], r["score"]) for r in got["mcp"]["results"]]
+    assert agent and got["pane"] == agent  # the same ranking, score for score
+    assert len(agent) == 2 and got["dropped"] == 1  # maxResults 2 replayed: the rest is why-not
+    [recorded] = load_searches(engine.store)
+    assert (recorded.client, recorded.max_results, recorded.min_score) == ("pilot-agent", 2, 0.0)
+
+
+def test_a_replay_after_the_files_changed_says_so(engine, make_app, demo_dir) -> None:
+    memory_search(engine, "cat medication", client="claude-code")
+    (demo_dir / "memory" / "2026-03-14.md").write_text(
+        "# 2026-03-14\n\n- The cat medication is now given twice a day, cat medication dose\n"
+    )
+    engine.sync(reason="test")
+    app = make_app(engine)
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("f12")
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.searches) == 1)
+        await pilot.press("enter")
+        pane = app.search_pane
+        await wait_for(pilot, lambda: pane.replay_verdict is not None, timeout=20)
+        assert pane.replay_verdict == "differs"
+
+    drive(app, go)
+
+
+def test_returned_summary_is_cut_to_width(engine) -> None:
+    memory_search(engine, "cat medication", client="x")
+    [s] = load_searches(engine.store)
+    assert returned_summary(s, width=200) == f"MEMORY.md {s.results[0].score:.2f}"
+    assert returned_summary(s, width=8) == "MEMORY.…"

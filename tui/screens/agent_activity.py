@@ -1,0 +1,229 @@
+"""Agent activity: every ``memory_search`` an agent made, newest first, live.
+
+Each search an agent runs through ``memdeck mcp`` (or ``memdeck search``) is a
+row of the index's recall log with the client's name, the query and what came
+back. This screen polls that log (cheap: one indexed query for rows newer than
+the last one shown), so searches made by other processes — an MCP server an
+agent started, another terminal — appear within a second. Enter closes the
+screen with the chosen search; the app replays it in the search pane with the
+options it ran with, so the user sees the full breakdown and why-not list of
+the ranking the agent actually got.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import Worker
+
+from engine.core import Engine
+from engine.index.db import DatabaseError
+from engine.memory.recall import RecallSearch, load_searches
+
+POLL_S = 1.0
+MAX_ROWS = 500
+
+
+def when(at: float, today: dt.date) -> str:
+    """``14:03:07`` today, ``03-14 14:03`` on another day (local time)."""
+    moment = dt.datetime.fromtimestamp(at)
+    if moment.date() == today:
+        return moment.strftime("%H:%M:%S")
+    return moment.strftime("%m-%d %H:%M")
+
+
+def returned_summary(search: RecallSearch, width: int = 60) -> str:
+    """``MEMORY.md 0.58 · memory/2026-03-01.md 0.41`` cut to ``width``; "no results"."""
+    if not search.results:
+        return "no results"
+    text = " · ".join(f"{h.path} {h.score:.2f}" for h in search.results)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class SearchesLoaded(Message):
+    """New rows of the log (or the error reading it), from the loading thread."""
+
+    def __init__(self, searches: list[RecallSearch], error: str | None = None) -> None:
+        super().__init__()
+        self.searches = searches
+        self.error = error
+
+
+class AgentActivityScreen(Screen[RecallSearch | None]):
+    """The agents' searches, newest first; Enter replays one in the search pane."""
+
+    DEFAULT_CSS = """
+    AgentActivityScreen { layout: vertical; }
+    AgentActivityScreen #activity-title { height: 1; padding: 0 1; background: $boost; }
+    AgentActivityScreen #activity-table { height: 1fr; }
+    AgentActivityScreen #activity-detail {
+        height: auto; max-height: 14; padding: 0 1; border-top: solid $primary;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "enter",
+            "replay",
+            "Replay",
+            id="activity.replay",
+            tooltip="Run this query again in the search pane, with its breakdown and why-not",
+        ),
+        Binding("r", "refresh", "Refresh", id="activity.refresh", tooltip="Read the log again now"),
+        Binding("escape", "close", "Back", id="activity.close", tooltip="Close agent activity"),
+    ]
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        today: Callable[[], dt.date] = dt.date.today,
+        poll: float = POLL_S,
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self._today = today
+        self._poll = poll
+        self.searches: list[RecallSearch] = []  # newest first, as shown
+        self.error: str | None = None
+        self.last_load: Worker[None] | None = None
+        self._answered = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("Agent activity — loading…", id="activity-title")
+        yield DataTable(id="activity-table", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="activity-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#activity-table", DataTable)
+        table.add_column("time", key="time", width=11)
+        table.add_column("client", key="client", width=14)
+        table.add_column("query", key="query", width=32)
+        table.add_column("returned", key="returned")
+        self.last_load = self._load()
+        if self._poll > 0:
+            self.set_interval(self._poll, self._tick)
+
+    def _tick(self) -> None:
+        if self.last_load is None or self.last_load.is_finished:
+            self.last_load = self._load()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="activity")
+    def _load(self) -> None:
+        after = self.searches[0].id if self.searches else None
+        try:
+            self.engine.refresh_store()  # another process may have rebuilt the index
+            with self.engine.pinned_store() as store:
+                new = load_searches(store, limit=MAX_ROWS, after_id=after)
+        except (DatabaseError, OSError) as exc:
+            self.post_message(SearchesLoaded([], str(exc)))  # never blocks on the UI thread
+            return
+        if new or after is None:
+            self.post_message(SearchesLoaded(new))
+
+    def on_searches_loaded(self, message: SearchesLoaded) -> None:
+        if message.error is not None:
+            self.error = message.error
+            self.query_one("#activity-title", Static).update(f"Agent activity — {message.error}")
+        else:
+            self._add(message.searches)
+
+    def _add(self, new: list[RecallSearch]) -> None:
+        self.error = None
+        table = self.query_one("#activity-table", DataTable)
+        known = {s.id for s in self.searches}
+        new = [s for s in new if s.id not in known]
+        highlighted = self.current
+        self.searches = (new + self.searches)[:MAX_ROWS]
+        table.clear()
+        today = self._today()
+        for s in self.searches:
+            table.add_row(
+                when(s.at, today),
+                Text(s.client, style="bold"),
+                s.query,
+                Text(returned_summary(s), style="" if s.results else "dim italic"),
+                key=str(s.id),
+            )
+        if highlighted is not None and highlighted in self.searches:
+            table.move_cursor(row=self.searches.index(highlighted))
+        clients = sorted({s.client for s in self.searches})
+        self.query_one("#activity-title", Static).update(
+            f"Agent activity — {len(self.searches)} searches"
+            + (f" by {', '.join(clients)}" if clients else "")
+            + " · newest first · Enter replays in the search pane"
+        )
+        self._detail()
+
+    @property
+    def current(self) -> RecallSearch | None:
+        table = self.query_one("#activity-table", DataTable)
+        row = table.cursor_row
+        return self.searches[row] if 0 <= row < len(self.searches) else None
+
+    @on(DataTable.RowHighlighted, "#activity-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._detail()
+
+    def _detail(self) -> None:
+        detail = self.query_one("#activity-detail", Static)
+        s = self.current
+        if s is None:
+            detail.update(
+                Text(
+                    "No agent searches yet. Agents reach memdeck through `memdeck mcp` "
+                    "(see README: MCP server) or `memdeck search`.",
+                    style="italic",
+                )
+            )
+            return
+        text = Text()
+        moment = dt.datetime.fromtimestamp(s.at).isoformat(sep=" ", timespec="seconds")
+        text.append(f"{s.client}", style="bold")
+        text.append(f" at {moment}: ")
+        text.append(f"{s.query}\n", style="bold")
+        text.append(
+            f"mode {s.mode} · maxResults {s.max_results} · minScore {s.min_score:g} · "
+            f"{len(s.results)} returned\n",
+            style="dim",
+        )
+        for i, h in enumerate(s.results, start=1):
+            text.append(f"{i:>2}. {h.score:.4f}  ", style="bold")
+            text.append(f"{h.path}:{h.start_line}-{h.end_line}\n")
+        if not s.results:
+            text.append("nothing scored above minScore — Enter shows why in the why-not list\n")
+        detail.update(text)
+
+    def action_replay(self) -> None:
+        s = self.current
+        if s is None:
+            self.notify("No search selected", severity="warning")
+            return
+        if not self._answered:
+            self._answered = True
+            self.dismiss(s)
+
+    @on(DataTable.RowSelected, "#activity-table")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        self.action_replay()
+
+    def action_refresh(self) -> None:
+        self.last_load = self._load()
+
+    def action_close(self) -> None:
+        if not self._answered:
+            self._answered = True
+            self.dismiss(None)
+
+
+__all__ = ["AgentActivityScreen", "returned_summary", "when"]
