@@ -183,7 +183,7 @@ GLOBAL_BINDINGS: list[BindingType] = [
         tooltip="Sync the index with the files now",
     ),
     Binding(
-        "f12",
+        "f11",
         "agent_activity",
         "Agents",
         id="app.agent_activity",

@@ -126,7 +126,7 @@ class Tools:
         return out
 
     def _status(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-        st = self.engine.status()
+        st = self.engine.status().to_json()
         keys = (
             "workspace",
             "backend",

@@ -192,10 +192,11 @@ def test_get_pages_like_the_cli(env, workspace_dir) -> None:
     assert [(p["from"], p["lines"], p.get("nextFrom")) for p in pages] == [
         (1, 120, 121),
         (121, 120, 241),
-        (241, 61, None),  # 300 lines + the final newline
+        (241, 60, None),
     ]
-    text = "\n".join(p["text"] for p in pages)
-    assert text == (workspace_dir / path).read_text()
+    assert pages[0]["text"].endswith("\n\n[More of this file follows: continue with from=121.]")
+    text = "\n".join(p["text"].split("\n\n[More of this file")[0] for p in pages)
+    assert text + "\n" == (workspace_dir / path).read_text()
     assert "fewer than 999 lines" in tail
     cli = run_cli(
         "get", path, "-w", str(workspace_dir), "--from", "5", "--lines", "3", "--json", env=env
@@ -203,7 +204,7 @@ def test_get_pages_like_the_cli(env, workspace_dir) -> None:
     assert json.loads(cli.stdout) == small
     assert (
         small["text"] == "line 5 of the long project log\nline 6 of the long project log\n"
-        "line 7 of the long project log"
+        "line 7 of the long project log\n\n[More of this file follows: continue with from=8.]"
     )
 
 

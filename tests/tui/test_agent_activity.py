@@ -47,7 +47,7 @@ def test_lists_searches_newest_first_with_client_and_scores(engine, make_app) ->
     app = make_app(engine)
 
     async def go(pilot: Pilot) -> None:
-        await pilot.press("f12")
+        await pilot.press("f11")
         screen = app.screen
         assert isinstance(screen, AgentActivityScreen)
         await wait_for(pilot, lambda: len(screen.searches) == 2)
@@ -80,7 +80,7 @@ def test_searches_from_an_mcp_server_process_appear_and_replay_the_same_ranking(
     got: dict = {}
 
     async def go(pilot: Pilot) -> None:
-        await pilot.press("f12")
+        await pilot.press("f11")
         screen = app.screen
         assert isinstance(screen, AgentActivityScreen)
         await wait_for(pilot, lambda: screen.last_load is not None and screen.last_load.is_finished)
@@ -124,7 +124,7 @@ def test_a_replay_after_the_files_changed_says_so(engine, make_app, demo_dir) ->
     app = make_app(engine)
 
     async def go(pilot: Pilot) -> None:
-        await pilot.press("f12")
+        await pilot.press("f11")
         screen = app.screen
         await wait_for(pilot, lambda: len(screen.searches) == 1)
         await pilot.press("enter")
