@@ -44,7 +44,7 @@ from engine.index.indexer import (
 from engine.index.lock import IndexLocked, writer_lock
 from engine.index.store import FileRecord, Store
 from engine.memory.recall import carry_over as carry_recall
-from engine.search.pipeline import SearchOptions, SearchOutcome, rank, retrieve
+from engine.search.pipeline import VEC_DAMAGED, SearchOptions, SearchOutcome, rank, retrieve
 from engine.status import EngineStatus, MultimodalScope, SyncSummary
 from engine.workspace.files import Workspace
 
@@ -246,6 +246,17 @@ class Engine:
         except OSError:  # the lock file cannot be written (full disk): clean up next time
             return []
 
+    def _rebuild_vec_table(self, why: str) -> None:
+        """sqlite-vec's table is an accelerator: rebuild it from ``chunks.embedding``."""
+        with self._swap_lock:
+            try:
+                self.store.rebuild_vec_table()
+            except CorruptIndexError:
+                raise
+            except DatabaseError as exc:
+                raise CorruptIndexError(f"sqlite-vec table cannot be rebuilt: {exc}") from exc
+        self.recovered = f"sqlite-vec table was damaged ({why}); rebuilt from the stored vectors"
+
     def _recover_corrupt(self, why: str) -> Store:
         """Move a damaged index aside (keeping only the latest copy) and start fresh.
 
@@ -260,7 +271,11 @@ class Engine:
                 self.index_path.with_name(self.index_path.name + suffix).unlink()
         self.recovered = f"index was unreadable ({why}); moved to {aside.name} and rebuilt"
         self.state.dirty = True
-        return self._new_store(self.index_path)
+        store = self._new_store(self.index_path)
+        # the embeddings paid for usually sit on undamaged pages: keep what reads
+        with contextlib.suppress(Exception):
+            store.copy_cache_from(aside)
+        return store
 
     def fingerprint(self) -> dict[str, Any]:
         generation = getattr(self.provider, "generation", 0)
@@ -393,6 +408,8 @@ class Engine:
         if force or self.store.fingerprint() != fp:
             return self._full_reindex(fp, reason, cancel)
         try:
+            if not self.store.vec_table_consistent():  # a cheap moment: we hold the lock
+                self._rebuild_vec_table("found at sync")
             return self._indexer(self.store, cancel).sync(self.source_files(), reason=reason)
         except CorruptIndexError as exc:
             with self._swap_lock:
@@ -488,6 +505,31 @@ class Engine:
                 self.store.close()
                 self.store = self._recover_corrupt(str(exc))
                 raise
+        if (
+            retrieval.vector_error is not None
+            and retrieval.vector_error.startswith(VEC_DAMAGED)
+            and not (self.read_only or self.store.snapshot)
+        ):
+            # after a failed vec query: rebuild sqlite-vec's table from the stored
+            # vectors (under the writer lock) and answer this search again
+            try:
+                with writer_lock(self.index_path, timeout=self.lock_timeout):
+                    self._rebuild_vec_table(retrieval.vector_error)
+            except CorruptIndexError as exc:  # pages under it are damaged: the whole file
+                with self._swap_lock:
+                    self.store.close()
+                    self.store = self._recover_corrupt(str(exc))
+                    self._store_key = self._key_of(self.store)
+                self.sync(reason="recovery")  # from the Markdown (and the salvaged cache)
+            with self._swap_lock:
+                retrieval = retrieve(
+                    self.store,
+                    self._search_provider(),
+                    query,
+                    options,
+                    vector_path=self.vector_path,
+                    budget_s=self.search_budget_s,
+                )
         outcome = rank(retrieval, options, today)
         ms = (time.perf_counter() - t0) * 1000
         outcome.timings_ms["total"] = ms

@@ -294,6 +294,38 @@ class Store:
             )
         self._vec_dims = dims
 
+    def rebuild_vec_table(self) -> None:
+        """Recreate sqlite-vec's table from ``chunks.embedding``, the canonical copy of
+        every vector: a damaged ``chunks_vec`` (an error reading its blobs, rows
+        missing after an unclean shutdown) costs one table rebuild, not a re-embed."""
+        dims = self._vec_dims or int(self.get_meta("dims") or 0)
+        if not self.vec.loaded or not dims:
+            return
+        with self.db.transaction():
+            self.db.execute("drop table if exists chunks_vec")
+            self._ensure_vec_table(dims)
+        self._generation += 1
+
+    def vec_table_consistent(self) -> bool:
+        """Cheap check: sqlite-vec holds one row per embedded chunk and its rows read.
+        (Two counts and one ``k = 1`` query; run at sync time and after a vec error.)"""
+        if not self.vec.loaded or not self._vec_dims:
+            return True
+        try:
+            have = int(self.db.scalar("select count(*) from chunks_vec_rowids") or 0)
+            if have != self._embedded_count():
+                return False
+            if have:
+                probe = np.zeros(self._vec_dims, dtype=np.float32)
+                probe[0] = 1.0
+                self.db.execute(
+                    "select rowid from chunks_vec where embedding match ? and k = 1",
+                    (probe.tobytes(),),
+                )
+        except DatabaseError:
+            return False
+        return True
+
     def set_dims(self, dims: int) -> None:
         if self.get_meta("dims") != str(dims):
             self.set_meta("dims", str(dims))

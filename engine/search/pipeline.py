@@ -35,6 +35,7 @@ from engine.config.settings import (
     SearchMode,
 )
 from engine.embeddings.base import EmbeddingProvider, ProviderError
+from engine.index.db import CorruptIndexError, DatabaseError
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import explain, scoring
@@ -245,6 +246,14 @@ FTS5_IDF_FLOOR = 1e-6
 IDF_FLOOR_RANK = 1e-4
 
 
+#: The start of ``vector_error`` when sqlite-vec's table could not be read.
+VEC_DAMAGED = "the sqlite-vec table is damaged; answered keyword-only"
+
+
+class VecTableDamaged(DatabaseError):
+    """Reading sqlite-vec's table failed: its rows can be rebuilt from ``chunks``."""
+
+
 def retrieve(
     store: Store,
     provider: EmbeddingProvider | None,
@@ -312,8 +321,16 @@ def retrieve(
                     f"({budget_s:g} s, MEMDECK_SEARCH_BUDGET_S); answered keyword-only"
                 ) from None
             tv = time.perf_counter()
-            vector_hits = store.vector_search(qvec, limit, options.sources, path=vector_path)
+            try:
+                vector_hits = store.vector_search(qvec, limit, options.sources, path=vector_path)
+            except CorruptIndexError:
+                raise  # the whole file: the engine moves it aside and rebuilds
+            except DatabaseError as exc:  # sqlite-vec's table: rebuilt from chunks
+                raise VecTableDamaged(f"{VEC_DAMAGED}: {exc}") from exc
             vector_ms = (time.perf_counter() - tv) * 1000
+        except VecTableDamaged as exc:
+            vector_error = str(exc)
+            qvec = None
         except ProviderError as exc:
             vector_error = str(exc)
     t2 = time.perf_counter()
@@ -800,4 +817,3 @@ def _bar_parts(c: Candidate) -> None:
     c.base_part = 0.0
     c.vector_part = score * v / total if total > 0 else 0.0
     c.text_part = score - c.vector_part
-
