@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engine import __version__
 from engine.config.settings import Settings
@@ -44,6 +44,7 @@ from engine.index.indexer import (
 from engine.index.lock import IndexLocked, writer_lock
 from engine.index.store import FileRecord, Store
 from engine.memory.recall import carry_over as carry_recall
+from engine.search.openclaw_profile import OpenClawOutcome
 from engine.search.pipeline import VEC_DAMAGED, SearchOptions, SearchOutcome, rank, retrieve
 from engine.status import EngineStatus, MultimodalScope, SyncSummary
 from engine.workspace.files import Workspace
@@ -89,6 +90,10 @@ def index_problem(path: Path, exc: BaseException) -> str:
     return f"cannot open the index {path}: {why}"
 
 
+if TYPE_CHECKING:
+    from engine.search.openclaw_runner import OpenClawRunner
+
+
 @dataclass
 class SyncState:
     running: bool = False
@@ -113,6 +118,7 @@ class Engine:
         #: never-built index is an empty in-memory one) and never ask a remote
         #: provider for its size; ``sync`` is refused.
         self.read_only = read_only
+        self._openclaw: OpenClawRunner | None = None
         self._trust_index_dims = True  # until a forced rebuild re-learns the size
         self.settings = settings
         self.ms = settings.memory_search
@@ -535,6 +541,30 @@ class Engine:
         outcome.timings_ms["total"] = ms
         self.bus.publish(SearchTimed(query=query, mode=outcome.mode, duration_ms=ms))
         return outcome
+
+    def search_openclaw(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        now_ms: float | None = None,
+    ) -> OpenClawOutcome:
+        """OpenClaw 2026.9.6's memory_search (the ``openclaw`` profile), explained."""
+        from engine.search.openclaw_runner import OpenClawRunner
+
+        if self._openclaw is None:
+            extras = tuple(self.workspace.extra_paths)
+            self._openclaw = OpenClawRunner(self.workspace.root, extras)
+        q = self.ms.query
+        return self._openclaw.search(
+            query,
+            max_results=q.max_results if max_results is None else max_results,
+            min_score=q.min_score if min_score is None else min_score,
+            provider=self._search_provider() if self.index_path.exists() else None,
+            store=self.store if self.index_path.exists() else None,
+            now_ms=now_ms,
+        )
 
     # -- status ------------------------------------------------------------------
     def status(self) -> EngineStatus:

@@ -114,6 +114,14 @@ def search_memory(
     reason = tools_disabled_reason(engine)
     if reason:
         return SearchUnavailable(error=reason, action="enable memorySearch in openclaw.json")
+    if engine.settings.profile == "openclaw" and backend != "qmd":
+        return openclaw_search_answer(
+            engine,
+            query,
+            None if max_results is None else max(1, int(max_results)),
+            None if min_score is None else min(1.0, max(0.0, float(min_score))),
+            explain=explain,
+        )
     options = engine.default_options()
     if max_results is not None:
         options = options.with_(max_results=max(1, int(max_results)))
@@ -161,6 +169,58 @@ def keyword_only_reason(engine: Engine, outcome: SearchOutcome) -> str | None:
     if r.vector_available:
         return None
     return "the index has no vectors for this provider yet; run `memdeck index`"
+
+
+def openclaw_search_answer(
+    engine: Engine,
+    query: str,
+    max_results: int | None = None,
+    min_score: float | None = None,
+    *,
+    explain: bool = False,
+) -> SearchAnswer | SearchUnavailable:
+    """memory_search under the ``openclaw`` profile: OpenClaw 2026.9.6's ranking in
+    memory_search's shape, with the profile's breakdown when asked."""
+    try:
+        outcome = engine.search_openclaw(query, max_results=max_results, min_score=min_score)
+    except Exception as exc:
+        return SearchUnavailable(
+            error=f"{type(exc).__name__}: {exc}", action="run `memdeck status`"
+        )
+    cite = citations_on(engine)
+    results = tuple(
+        search_hit(
+            c.path,
+            c.start_line,
+            c.end_line,
+            c.score,
+            snippet(c.text),
+            c.source,
+            cite=cite,
+            breakdown=c.to_dict() if explain else None,
+        )
+        for c in outcome.results
+    )
+    explanation: dict[str, Any] | None = None
+    if explain:
+        explanation = {
+            "profile": "openclaw",
+            "keyword_terms": list(outcome.keyword_terms),
+            "min_score_floor_dropped": outcome.floor_dropped,
+            "options": {"max_results": outcome.max_results, "min_score": outcome.min_score},
+            "dropped": [c.to_dict() for c in outcome.dropped[:50]],
+        }
+    return SearchAnswer(
+        results=results,
+        provider=engine.provider.id if engine.provider else "none",
+        model=engine.provider.model if engine.provider else None,
+        fallback=None,
+        citations=engine.settings.citations,
+        mode=outcome.mode,
+        backend="builtin",
+        explain=explanation,
+        profile="openclaw",
+    )
 
 
 def memory_search(

@@ -192,6 +192,15 @@ GLOBAL_BINDINGS: list[BindingType] = [
         tooltip="Agent activity: the searches agents made (MCP, CLI); Enter replays one",
     ),
     Binding(
+        "alt+o",
+        "openclaw_compare",
+        "vs OpenClaw",
+        id="search.openclaw_compare",
+        priority=True,
+        show=False,
+        tooltip="The search pane's query ranked by OpenClaw 2026.9.6 beside memdeck's ranking",
+    ),
+    Binding(
         "ctrl+t",
         "toggle_theme",
         "Theme",
@@ -688,6 +697,19 @@ class MemdeckApp(App[int]):
         from tui.screens.promotion_queue import PromotionQueueScreen
 
         self.push_screen(PromotionQueueScreen(self.engine, now=self.clock()))
+
+    def action_openclaw_compare(self) -> None:
+        """memdeck's ranking beside OpenClaw 2026.9.6's for the search pane's query."""
+        from tui.screens.openclaw_compare import OpenClawCompareScreen, Row
+
+        outcome = self.search_pane.outcome
+        if outcome is None or not outcome.query.strip():
+            self.notify("Search first: there is no query to compare.", severity="warning")
+            return
+        rows = [
+            Row(c.path, c.start_line, c.end_line, c.score, c.formula()) for c in outcome.results
+        ]
+        self.push_screen(OpenClawCompareScreen(self.engine, outcome.query, rows))
 
     def action_sessions_view(self) -> None:
         """Per-session token estimates against the memory-flush threshold."""

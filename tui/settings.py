@@ -50,9 +50,9 @@ def parse_settings(data: object, name: str = SETTINGS_FILENAME) -> UISettings:
     problems: list[str] = []
     if not isinstance(data, Mapping):
         return UISettings(problems=(f"{name}: expected an object at the top level",))
-    known = {"theme", "keymap", "layout"}
+    known = {"theme", "keymap", "layout", "profile"}  # profile: engine.config.profile
     for key in sorted(set(data) - known):
-        problems.append(f"{name}: {key}: unknown key (known: theme, keymap, layout)")
+        problems.append(f"{name}: {key}: unknown key (known: theme, keymap, layout, profile)")
     theme = data.get("theme")
     if theme is not None and not isinstance(theme, str):
         problems.append(f"{name}: theme: expected a theme name, got {theme!r}")

@@ -49,7 +49,10 @@ def load_cli_settings(args: argparse.Namespace, workspace: Path | None = None) -
     from engine.config.loader import load_settings
 
     return load_settings(
-        config_path=args.config, workspace=workspace or args.workspace, agent_id=args.agent
+        config_path=args.config,
+        workspace=workspace or args.workspace,
+        agent_id=args.agent,
+        profile=getattr(args, "profile", None),
     )
 
 

@@ -72,6 +72,14 @@ def _common(*, top_level: bool) -> _Parser:
     p.add_argument("--agent", default=default(None), help="agent id (default: main)")
     p.add_argument("--config", type=Path, default=default(None), help="openclaw.json to read")
     p.add_argument(
+        "--profile",
+        choices=("memdeck", "openclaw"),
+        metavar="NAME",
+        default=default(None),
+        help="ranking profile: memdeck (its own) or openclaw (OpenClaw 2026.9.6's); "
+        "default $MEMDECK_PROFILE, then settings.json, else memdeck",
+    )
+    p.add_argument(
         "--json", action="store_true", default=default(False), help="machine-readable output"
     )
     return p
@@ -332,7 +340,17 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError("search needs a QUERY or --batch FILE")
     engine = open_engine(args, read_only=True)  # never builds an index nor probes a provider
     try:
+        openclaw_profile = engine.settings.profile == "openclaw"
+        if openclaw_profile and any(
+            x is not None for x in (args.mode, args.fusion, args.mmr, args.decay)
+        ):
+            raise UsageError(
+                "--mode/--fusion/--mmr/--decay tune the memdeck profile; the openclaw "
+                "profile's ranking is OpenClaw 2026.9.6's own and fixed"
+            )
         builtin_needed = args.compare or args.backend == "builtin" or engine.qmd is None
+        if openclaw_profile and args.backend != "qmd":
+            builtin_needed = False  # the profile builds its own index from the files
         if builtin_needed and engine.unavailable is not None:
             from engine.core import IndexUnavailable
 
@@ -390,6 +408,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     print(
         f"{len(result.results)} results · mode {result.mode} · provider {result.provider}"
         f" · backend {result.backend}"
+        + (" · profile openclaw" if result.profile == "openclaw" else "")
     )
     if result.reason:
         print(f"memdeck: warning: keyword-only: {result.reason}", file=sys.stderr)
@@ -617,7 +636,7 @@ def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
     return _app_runner(engine)
 
 
-_VALUE_OPTIONS = frozenset(("--workspace", "-w", "--agent", "--config"))
+_VALUE_OPTIONS = frozenset(("--workspace", "-w", "--agent", "--config", "--profile"))
 
 
 def route(argv: list[str]) -> list[str]:

@@ -38,6 +38,7 @@ from engine.config.openclaw_2026_9 import (
     normalize_extra_paths,
     read_layouts,
 )
+from engine.config.profile import ProfileError, resolve_profile
 from engine.config.reader import (
     MISSING,
     ConfigContext,
@@ -160,6 +161,7 @@ def load_settings(
     workspace: Path | None = None,
     agent_id: str | None = None,
     env: Mapping[str, str] = os.environ,
+    profile: str | None = None,
 ) -> Settings:
     """Resolve the settings for one agent and workspace.
 
@@ -172,6 +174,10 @@ def load_settings(
     it can work around ends up in ``Settings.warnings``.
     """
     state = paths.state_dir(env)
+    try:
+        chosen_profile, profile_source = resolve_profile(profile, env)
+    except ProfileError as exc:
+        raise ConfigError(str(exc)) from None
     explicit_config = config_path is not None
     if config_path is not None:
         path = Path(os.path.abspath(paths.expand_user(config_path, env)))
@@ -266,6 +272,8 @@ def load_settings(
         provider_headers=headers,
         raw=document,
         config_layout=layouts.status_line,
+        profile=chosen_profile,
+        profile_source=profile_source,
         openclaw_rejections=tuple(
             f"{read_path}: OpenClaw {OPENCLAW_RELEASE} would refuse this file: {rejected}"
             for rejected in layouts.rejected

@@ -220,6 +220,9 @@ class Settings:
     provider_headers: dict[str, dict[str, str]] = field(default_factory=dict)
     # the parsed file, for the sections other modules own (qmd, compaction, dreaming)
     raw: dict[str, Any] = field(default_factory=dict)
+    #: ranking profile: memdeck's own or OpenClaw 2026.9.6's (engine.config.profile)
+    profile: str = "memdeck"
+    profile_source: str = "default"
     #: which memory-search layout was read (seed memorySearch, 2026.9 memory.search, both)
     config_layout: str = "no memory search block; seed defaults"
     #: what OpenClaw 2026.9.6 would refuse in the file (memdeck still opens it);

@@ -215,7 +215,7 @@ class _Entry:
     line: int
 
 
-def _hash(text: str) -> str:
+def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -263,7 +263,7 @@ def chunk_entries(
     def flush() -> None:
         if current:
             text = "\n".join(e.text for e in current)
-            chunks.append(Chunk(current[0].line, current[-1].line, text, _hash(text)))
+            chunks.append(Chunk(current[0].line, current[-1].line, text, text_hash(text)))
             spans.append(None)
 
     def finish_entry(end_line: int) -> None:

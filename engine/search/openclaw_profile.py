@@ -645,6 +645,7 @@ class OpenClawCandidate(Candidate):
     importance_multiplier: float = 1.0
     keyword_terms: tuple[str, ...] = ()
     topped_up: bool = False
+    chunk_key: str = ""  # OpenClaw's chunk id (sha256 of source:path:lines:hash:model)
 
     def formula(self) -> str:
         if self.vector_score is not None and self.vector_score > 0:
@@ -684,6 +685,7 @@ def _chunk_candidate(
     """A candidate for chunk ``c`` at ``position`` in ``lists``: what every candidate
     carries from its chunk (location, text, importance), plus the list's ``scores``."""
     return OpenClawCandidate(
+        chunk_key=c.id,
         chunk_id=position,
         path=c.path,
         source=c.source,
@@ -754,7 +756,7 @@ def search_openclaw(
             -c.path_score,
             locale_key(c.path),
             c.start_line,
-            c.text,
+            c.chunk_key,
         )
     )
     for pos, cand in enumerate(cands, 1):
@@ -781,6 +783,14 @@ def _hybrid(
     min_score: float,
     terms: tuple[str, ...],
 ) -> OpenClawOutcome:
+    merged = merge_hybrid(index, hits, vector_scores, now)
+    return _select(query, merged, hits, max_results, min_score, terms)
+
+
+def merge_hybrid(
+    index: OpenClawIndex, hits: list[Hit], vector_scores: dict[str, float], now: float
+) -> list[OpenClawCandidate]:
+    """Fuse keyword hits and cosine scores (0.7/0.3), decay, importance, MMR order."""
     by_id = {h.id: h for h in hits}
     cands: dict[str, OpenClawCandidate] = {}
     for position, (cid, cosine) in enumerate(
@@ -832,7 +842,7 @@ def _hybrid(
         cand.decay_multiplier, cand.age_days = factor, age
         ranking_score = ranking * factor * cand.importance_multiplier
         cand.score = 0.0 if content == 0 else ranking_score
-        ranked.append((cand, ranking_score, lexical_rank))
+        ranked.append((cand, ranking_score, lexical_rank, cid))
     ranked.sort(
         key=lambda x: (
             -x[0].score,
@@ -843,16 +853,17 @@ def _hybrid(
             x[0].end_line,
         )
     )
-    for pos, (cand, _, _) in enumerate(ranked, 1):
+    for pos, (cand, *_rest) in enumerate(ranked, 1):
         cand.sorted_position = pos
-    order = mmr_rerank([(str(i), c.score, _snippet(c.text)) for i, (c, _, _) in enumerate(ranked)])
+    order = mmr_rerank([(str(i), c.score, _snippet(c.text)) for i, (c, *_r) in enumerate(ranked)])
     merged = []
     for pos, (key, relevance, similarity, value) in enumerate(order, 1):
         cand = ranked[int(key)][0]
         cand.mmr_position, cand.mmr_relevance = pos, relevance
         cand.mmr_max_similarity, cand.mmr_score = similarity, value
+        cand.chunk_key = ranked[int(key)][3]
         merged.append(cand)
-    return _select(query, merged, hits, max_results, min_score, terms)
+    return merged
 
 
 def _select(

@@ -124,7 +124,7 @@ class SearchAnswer(JsonRecord):
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {"backend_fallback": "backendFallback"}
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
-        {"explain", "denied", "scope", "backend_fallback", "reason"}
+        {"explain", "denied", "scope", "backend_fallback", "reason", "profile"}
     )
 
     results: tuple[SearchHit, ...]
@@ -141,6 +141,8 @@ class SearchAnswer(JsonRecord):
     #: why a search that asked for vectors answered keyword-only (provider failed,
     #: search budget spent, NaN query vector); ``fallback`` then says from/to
     reason: str | None = None
+    #: "openclaw" when the answer is OpenClaw 2026.9.6's ranking (the openclaw profile)
+    profile: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -49,7 +49,7 @@ def run_cases(ref: Reference, home: Path, cases: list[Case]) -> None:
                     "ownership": "explicit",
                     "list": [
                         {"id": agent, "workspace": str(ws)} for agent, ws in workspaces.items()
-                    ]
+                    ],
                 },
                 "memory": {"search": {"provider": "none"}},
             }

@@ -111,3 +111,52 @@ def test_fixtures_exercise_decay_floor_and_importance(runs):
     assert not any(re.search(r"\d{4}-\d{2}-\d{2}", rel) for rel in undated)
     dated = [rel for rel in results["locomo-0"].files if rel != "MEMORY.md"]
     assert dated and all(Path(rel).name[:4].isdigit() for rel in dated)
+
+
+def test_memdeck_cli_profile_equals_openclaw_cli(runs, openclaw):
+    """End to end as a user meets it: ``memdeck search --profile openclaw --json``
+    and ``openclaw memory search --json`` (both real processes) on the same
+    config and agent return the same list and scores, and memdeck leaves
+    OpenClaw's own index untouched."""
+    import hashlib
+    import json
+    import os
+    import subprocess
+
+    from tests.cli_process import cli_env, run_cli
+
+    home, results = runs
+    agent = "locomo-3"
+    query = results[agent].queries[4]
+    db = agent_db(home, agent)
+    before = hashlib.sha256(db.read_bytes()).hexdigest()
+    env = cli_env(home / "memdeck-state", {"OPENCLAW_CONFIG_PATH": str(home / "openclaw.json")})
+    ours = run_cli("search", "--profile", "openclaw", "--agent", agent, "--json", query, env=env)
+    assert ours.returncode == 0, ours.stderr
+    # memdeck never writes <state>/agents/<id>/agent/openclaw-agent.sqlite
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+    mine = json.loads(ours.stdout)
+    assert mine["profile"] == "openclaw" and mine["mode"] == "fts"
+    theirs = subprocess.run(
+        [str(openclaw.launcher), "memory", "search", "--json", "--agent", agent, query],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "OPENCLAW_HOME": str(home),
+            "OPENCLAW_STATE_DIR": str(home / "state"),
+            "OPENCLAW_CONFIG_PATH": str(home / "openclaw.json"),
+            "NO_COLOR": "1",
+        },
+    )
+    assert theirs.returncode == 0, theirs.stderr[-2000:]
+    want = json.loads(theirs.stdout)["results"]
+    assert want, "the query must return results"
+    assert [(r["path"], r["startLine"], r["endLine"]) for r in mine["results"]] == [
+        (r["path"], r["startLine"], r["endLine"]) for r in want
+    ]
+    # scores decay with the clock between the two processes: relative 1e-6 per ~4 s
+    for a, b in zip(mine["results"], want, strict=True):
+        assert abs(a["score"] - b["score"]) <= 1e-6 + 1e-5 * abs(b["score"])

@@ -1,0 +1,50 @@
+"""Which ranking profile memdeck uses: its own (``memdeck``) or OpenClaw 2026.9.6's.
+
+The profile is memdeck's choice, not the agent's, so it is not read from
+``openclaw.json`` (OpenClaw 2026.9 refuses unknown keys there). In order:
+``--profile`` on the command line, ``$MEMDECK_PROFILE``, ``"profile"`` in
+memdeck's own ``settings.json``, else ``memdeck``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+import json5
+
+from engine.config.paths import memdeck_home
+
+Profile = Literal["memdeck", "openclaw"]
+PROFILES: tuple[Profile, ...] = ("memdeck", "openclaw")
+PROFILE_ENV = "MEMDECK_PROFILE"
+
+
+class ProfileError(ValueError):
+    """An unknown profile name, with where it came from."""
+
+
+def _check(name: str, where: str) -> Profile:
+    value = name.strip().lower()
+    if value not in PROFILES:
+        raise ProfileError(f'{where}: unknown profile "{name}" (expected memdeck or openclaw)')
+    return value  # narrowed to Profile by the membership test above
+
+
+def resolve_profile(
+    explicit: str | None = None, env: Mapping[str, str] = os.environ
+) -> tuple[Profile, str]:
+    """(profile, where it came from) — see the module docstring for the order."""
+    if explicit:
+        return _check(explicit, "--profile"), "--profile"
+    if env.get(PROFILE_ENV, "").strip():
+        return _check(env[PROFILE_ENV], f"${PROFILE_ENV}"), f"${PROFILE_ENV}"
+    path = memdeck_home(env) / "settings.json"
+    try:
+        data = json5.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        data = None  # the app reports a broken settings.json itself
+    if isinstance(data, dict) and isinstance(data.get("profile"), str):
+        return _check(data["profile"], f"{path}: profile"), str(path)
+    return "memdeck", "default"

@@ -1,0 +1,79 @@
+"""Runs the ``openclaw`` profile for an engine: keeps its profile index current and
+adds the vector side when the engine has an embedding provider.
+
+The profile index lives in memory (see :class:`OpenClawIndex`); chunk vectors
+come from memdeck's embedding cache when a chunk's text is already embedded
+(same text hash), otherwise from the provider — and are cached here, never
+written to disk by a read-only engine, nor ever to OpenClaw's own index.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from engine.embeddings.base import EmbeddingProvider
+from engine.index.openclaw_chunking import text_hash
+from engine.index.store import Store
+from engine.search.openclaw_profile import (
+    OpenClawIndex,
+    OpenClawOutcome,
+    cosine_scores,
+    search_openclaw,
+)
+
+
+class OpenClawRunner:
+    def __init__(self, root: Path, extra_dirs: tuple[Path, ...] = ()):
+        self.root = root
+        self.extra_dirs = extra_dirs
+        self.index = OpenClawIndex()
+        self.vectors: dict[str, np.ndarray] = {}  # text hash -> vector
+        self.lock = threading.Lock()
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int,
+        min_score: float,
+        provider: EmbeddingProvider | None = None,
+        store: Store | None = None,
+        now_ms: float | None = None,
+    ) -> OpenClawOutcome:
+        with self.lock:
+            self.index.load_workspace(self.root, self.extra_dirs)
+            scores = None
+            if provider is not None and query.strip() and self.index.chunks:
+                scores = self._vector_scores(query.strip(), provider, store)
+        return search_openclaw(
+            self.index,
+            query,
+            max_results=max_results,
+            min_score=min_score,
+            now_ms=now_ms,
+            vector_scores=scores,
+        )
+
+    def _vector_scores(
+        self, query: str, provider: EmbeddingProvider, store: Store | None
+    ) -> dict[str, float]:
+        hashes = {cid: text_hash(c.text) for cid, c in self.index.chunks.items()}
+        missing = [h for h in dict.fromkeys(hashes.values()) if h not in self.vectors]
+        if missing and store is not None:
+            fp = provider.fingerprint()
+            cached = store.cache_get(
+                str(fp.get("provider")), str(fp.get("model")), str(fp.get("provider_key")), missing
+            )
+            self.vectors.update({h: v for h, v in cached.items() if v.shape[0] == provider.dims})
+        text_of = {hashes[cid]: c.text for cid, c in self.index.chunks.items()}
+        missing = [h for h in dict.fromkeys(hashes.values()) if h not in self.vectors]
+        if missing:
+            matrix = provider.embed_documents([text_of[h] for h in missing])
+            self.vectors.update(zip(missing, matrix, strict=True))
+        query_vec = provider.embed_query(query)
+        return cosine_scores(
+            self.index, query_vec, {cid: self.vectors[h] for cid, h in hashes.items()}
+        )
