@@ -557,12 +557,14 @@ class Engine:
             extras = tuple(self.workspace.extra_paths)
             self._openclaw = OpenClawRunner(self.workspace.root, extras)
         q = self.ms.query
+        # the profile needs no memdeck index; it only borrows its cached vectors
+        usable = self.unavailable is None and self.index_path.exists()
         return self._openclaw.search(
             query,
             max_results=q.max_results if max_results is None else max_results,
             min_score=q.min_score if min_score is None else min_score,
-            provider=self._search_provider() if self.index_path.exists() else None,
-            store=self.store if self.index_path.exists() else None,
+            provider=self._search_provider() if usable else None,
+            store=self.store if usable else None,
             now_ms=now_ms,
         )
 
