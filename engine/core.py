@@ -148,6 +148,12 @@ class Engine:
         self.snapshot_reason: str | None = None
         #: set when a read-only engine could not open the index at all (searches raise it)
         self.unavailable: str | None = None
+        # the first search of a new workspace: a background first index, and an
+        # in-memory keyword index answering meanwhile (see _search_while_building)
+        self._first_sync: threading.Thread | None = None
+        self._interim: Store | None = None
+        self._interim_lock = threading.Lock()
+        self._closing = threading.Event()
         # memory.backend = "qmd": the qmd sidecar answers searches, this index is its fallback.
         self.qmd = None
         if settings.backend == "qmd":
@@ -494,7 +500,10 @@ class Engine:
                 raise IndexNotBuilt(
                     f"no index yet for {self.workspace.root}: run `memdeck index` first"
                 )
-            self.sync(reason="search")
+            if self.provider is None:
+                self.sync(reason="search")  # keyword-only: the first index is quick
+            else:
+                return self._search_while_building(query, options, today)
         t0 = time.perf_counter()
         with self._swap_lock:
             store = self.store
@@ -568,6 +577,47 @@ class Engine:
             now_ms=now_ms,
         )
 
+    def _search_while_building(
+        self, query: str, options: SearchOptions, today: dt.date | None
+    ) -> SearchOutcome:
+        """The first search of a workspace with an embedding provider.
+
+        Embedding a large workspace can take an hour on the local model; the
+        search must not wait for it. The first index is started in the
+        background (if nothing is building it yet) and this search is answered
+        keyword-only from an in-memory FTS index of the files, with the reason.
+        """
+        t0 = time.perf_counter()
+        with self._interim_lock:
+            first = self._first_sync
+            if (first is None or not first.is_alive()) and not self.state.running:
+                self._first_sync = threading.Thread(
+                    target=self._first_sync_run, name="memdeck-first-index", daemon=True
+                )
+                self._first_sync.start()
+            if self._interim is None:
+                interim = Store(Path(":memory:"), fts_tokenizer=self.ms.store.fts_tokenizer)
+                Indexer(interim, None, self.ms).sync(self.source_files(), reason="interim")
+                self._interim = interim
+            retrieval = retrieve(self._interim, None, query, options)
+        retrieval.vector_error = (
+            "vectors are still being built (first index of this workspace); answered "
+            "keyword-only until it finishes"
+        )
+        outcome = rank(retrieval, options, today)
+        ms = (time.perf_counter() - t0) * 1000
+        outcome.timings_ms["total"] = ms
+        self.bus.publish(SearchTimed(query=query, mode=outcome.mode, duration_ms=ms))
+        return outcome
+
+    def _first_sync_run(self) -> None:
+        with contextlib.suppress(Exception):  # SyncFailed carries the error to the app
+            self.sync(reason="search", cancel=self._closing)
+        with self._interim_lock:
+            if self._interim is not None and self.store.get_meta("fingerprint") is not None:
+                self._interim.close()
+                self._interim = None
+
     # -- status ------------------------------------------------------------------
     def status(self) -> EngineStatus:
         store = self.store
@@ -638,6 +688,12 @@ class Engine:
         return "; ".join(str(r[0]) for r in rows)
 
     def close(self) -> None:
+        self._closing.set()  # a background first index stops between files
+        first = self._first_sync
+        if first is not None and first.is_alive():
+            first.join(timeout=30)
+        if self._interim is not None:
+            self._interim.close()
         if self.qmd is not None:
             self.qmd.close()
         with self._swap_lock:
