@@ -42,6 +42,7 @@ from engine.index.indexer import (
     temp_index_path,
 )
 from engine.index.lock import IndexLocked, writer_lock
+from engine.index.pg_backend import PgSelection, load_store_backend
 from engine.index.store import FileRecord, Store
 from engine.memory.recall import carry_over as carry_recall
 from engine.search.openclaw_profile import OpenClawOutcome
@@ -160,11 +161,15 @@ class Engine:
             from engine.qmd.backend import QmdBackend
 
             self.qmd = QmdBackend(settings, self.workspace, env=env)
+        #: store.backend = "postgres" (memdeck's settings.json or $MEMDECK_STORE_BACKEND)
+        self.pg: PgSelection | None = load_store_backend(env)
         if not read_only:
             self.index_path.parent.mkdir(parents=True, exist_ok=True)
         self.store = self._open_store()
         self._store_key = self._key_of(self.store)
-        self.debris_removed = [] if read_only or self.store.snapshot else self._clean_debris()
+        self.debris_removed = (
+            [] if read_only or self.store.snapshot or self.pg else self._clean_debris()
+        )
 
     # -- store lifecycle -------------------------------------------------------
     @contextlib.contextmanager
@@ -189,6 +194,13 @@ class Engine:
         )
 
     def _open_store(self) -> Store:
+        if self.pg is not None:
+            from engine.index.pg_backend import open_pg_store
+
+            try:
+                return open_pg_store(self.pg, self.settings.agent_id)  # type: ignore[return-value]
+            except DatabaseError as exc:  # the message masks the DSN's password
+                raise IndexUnavailable(str(exc)) from exc
         if self.read_only and not self.index_path.exists():
             return self._new_store(Path(":memory:"))  # nothing built yet: nothing to create
         try:
@@ -216,6 +228,8 @@ class Engine:
 
     def _key_of(self, store: Store) -> tuple[object, ...]:
         """Which index file ``store`` is (inode) and which build of it (full reindexes)."""
+        if self.pg is not None:  # the PostgreSQL store follows the live space by itself
+            return ("postgres",)
         try:
             st = os.stat(self.index_path)
             ident: tuple[int, int] | None = (st.st_dev, st.st_ino)
@@ -392,7 +406,10 @@ class Engine:
                 self._fingerprint = None
         if self.qmd is not None:
             self.qmd.start()  # idempotent: qmd's boot refresh and schedule, outside our locks
-        lock = writer_lock(self.index_path, timeout=self.lock_timeout, cancel=cancel)
+        if self.pg is not None:  # one writer per namespace across machines
+            lock = self.store.writer_lock(self.lock_timeout)  # type: ignore[attr-defined]
+        else:
+            lock = writer_lock(self.index_path, timeout=self.lock_timeout, cancel=cancel)
         with self._sync_lock, lock:
             self.state.running = True
             try:
@@ -443,6 +460,8 @@ class Engine:
         killed reindex resumes instead of re-embedding everything.
         """
         started = time.perf_counter()
+        if self.pg is not None:
+            return self._full_reindex_pg(fp, reason, cancel, started)
         clean_debris(self.index_path, assume_dead=True, salvage=self.store.copy_cache_from)
         tmp = temp_index_path(self.index_path)
         new = self._new_store(tmp)
@@ -473,6 +492,33 @@ class Engine:
         self.bus.publish(SyncProgress(phase="swap", files_done=total, files_total=total))
         self.bus.publish(done)
         return done
+
+    def _full_reindex_pg(
+        self, fp: dict[str, Any], reason: str, cancel: threading.Event | None, started: float
+    ) -> SyncDone:
+        """A new generation of the namespace, then one switch (``pg_backend``)."""
+        from engine.index.pg_backend import full_reindex
+
+        def build(new: Any) -> SyncDone:
+            return self._indexer(new, cancel).sync(
+                self.source_files(), reason=reason, full=True, publish_done=False
+            )
+
+        done = full_reindex(
+            self.store,  # type: ignore[arg-type]
+            build,
+            fp,
+            lambda: cancel is not None and cancel.is_set(),
+        )
+        done = dataclasses.replace(done, duration=time.perf_counter() - started, at=time.time())
+        total = done.files_indexed
+        self.bus.publish(SyncProgress(phase="swap", files_done=total, files_total=total))
+        self.bus.publish(done)
+        return done
+
+    def index_exists(self) -> bool:
+        """The index file exists (always true for the PostgreSQL store)."""
+        return self.pg is not None or self.index_path.exists()
 
     def mark_dirty(self) -> None:
         self.state.dirty = True
@@ -636,13 +682,15 @@ class Engine:
             config=str(self.settings.config_path) if self.settings.config_path else None,
             config_layout=self.settings.config_layout,
             openclaw_rejections=self.settings.openclaw_rejections,
-            index=str(self.index_path),
+            index=str(self.index_path) if self.pg is None else _pg_describe(store),
             backend=self.settings.backend,
             binding=store.db.binding,
             sqlite_version=store.db.sqlite_version,
             fts="fts5" if store.fts_available else "unavailable",
             fts_tokenizer=store.fts_tokenizer,
-            vector="sqlite-vec" if store.vec.loaded else "numpy",
+            vector=(
+                "pgvector" if self.pg is not None else "sqlite-vec" if store.vec.loaded else "numpy"
+            ),
             sqlite_vec_version=store.vec.version,
             sqlite_vec_error=store.vec.reason if not store.vec.loaded else None,
             provider=provider.id if provider else "none",
@@ -684,6 +732,8 @@ class Engine:
 
     def db_integrity(self) -> str:
         """``pragma integrity_check`` of the live index ("ok" when healthy)."""
+        if self.pg is not None:
+            return self.store.integrity()  # type: ignore[attr-defined]
         rows = self.store.db.execute("pragma integrity_check")
         return "; ".join(str(r[0]) for r in rows)
 
@@ -701,6 +751,12 @@ class Engine:
         if self.provider is not None:
             with contextlib.suppress(Exception):
                 self.provider.close()
+
+
+def _pg_describe(store: Any) -> str:
+    from engine.index.pg_backend import describe
+
+    return describe(store)
 
 
 def _env_seconds(env: Mapping[str, str], name: str, default: float) -> float:

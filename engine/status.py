@@ -76,7 +76,7 @@ class EngineStatus(JsonRecord):
     sqlite_version: str
     fts: Literal["fts5", "unavailable"]
     fts_tokenizer: str
-    vector: Literal["sqlite-vec", "numpy"]
+    vector: Literal["sqlite-vec", "numpy", "pgvector"]
     sqlite_vec_version: str | None
     sqlite_vec_error: str | None
     provider: str  # provider id, "none" for FTS-only

@@ -114,11 +114,20 @@ def check_namespace(name: str) -> str:
 
 
 class _PgInfo:
-    """What ``status`` shows where the SQLite store shows its binding/version."""
+    """What ``status`` shows where the SQLite store shows its binding/version.
+
+    Code that speaks SQLite to ``store.db`` (recall history) gets a
+    ``DatabaseError`` it already handles: that history is not kept on PostgreSQL.
+    """
 
     def __init__(self, binding: str, server_version: str):
         self.binding = binding
         self.sqlite_version = server_version
+
+    def _unsupported(self, *_args: object, **_kwargs: object) -> Any:
+        raise PgStoreError("not kept on the PostgreSQL store (SQLite-only table)")
+
+    execute = executemany = executescript = scalar = transaction = _unsupported
 
 
 class PgStore:
@@ -592,6 +601,13 @@ class PgStore:
             if old and old != new_space:
                 for table in ("memdeck_chunks", "memdeck_files", "memdeck_meta"):
                     c.execute(f"delete from {table} where space = %s", (old,))
+
+    def drop_space(self) -> None:
+        """Delete this build target's rows (a failed or cancelled reindex)."""
+        assert self._fixed_space is not None
+        with self._conn() as c:
+            for table in ("memdeck_chunks", "memdeck_files", "memdeck_meta"):
+                c.execute(f"delete from {table} where space = %s", (self._fixed_space,))
 
     def drop_orphan_spaces(self) -> int:
         """Delete rows of this namespace's spaces that are not live (killed reindexes).

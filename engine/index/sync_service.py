@@ -335,6 +335,7 @@ class SyncService:
         if (
             sched.retry_at is None
             and "missing" not in sched.requests
+            and getattr(self.engine, "pg", None) is None  # PostgreSQL: no file to miss
             and not os.path.exists(self.engine.index_path)
         ):
             sched.request("missing")
