@@ -109,6 +109,8 @@ class RemoteProvider(abc.ABC):
         self._dims: int | None = requested or documented
         self.dims_source = "requested" if requested else "documented" if documented else "unknown"
         self.dims_memo = dims_memo or DimsMemo(None)
+        #: set by ``forget_adopted_dims``: the next size comes from the endpoint itself
+        self._ask_endpoint = False
         self.scope = f"{self.id}|{self.model}|{self._provider_key()}"
         self._dims_lock = threading.Lock()
         self.batch: BatchRunner | None = None
@@ -175,18 +177,20 @@ class RemoteProvider(abc.ABC):
                 self.dims_source = source
 
     def forget_adopted_dims(self) -> None:
-        """Drop a size taken from the index, so the next ``dims`` asks the endpoint
-        (``memdeck index --force`` after an endpoint changed its model)."""
+        """Drop a size taken from the index or remembered from an earlier probe, so
+        the next ``dims`` asks the endpoint (``memdeck index --force`` after an
+        endpoint changed its model)."""
         with self._dims_lock:
-            if self.dims_source == "index":
+            if self.dims_source == "index" or self.dims_source.startswith("remembered"):
                 self._dims = None
                 self.dims_source = "unknown"
+            self._ask_endpoint = True
 
     def _probe_dims(self) -> None:
         """The size seen last time if there is one (no request: every answer is still
         checked against it, and a status or search must not wait on a slow endpoint
         before it starts); else ask the endpoint once (see ``dims_memo``)."""
-        remembered = self.dims_memo.get(self.scope)
+        remembered = None if self._ask_endpoint else self.dims_memo.get(self.scope)
         if remembered is not None:
             self._dims = remembered
             self.dims_source = "remembered"
