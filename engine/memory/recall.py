@@ -169,6 +169,12 @@ def record_events(store: Store, events: Sequence[RecallEvent]) -> int:
     if not events:
         return 0
     ensure_schema(store)
+    with store.db.transaction():
+        return _insert_events(store, events)
+
+
+def _insert_events(store: Store, events: Sequence[RecallEvent]) -> int:
+    """The insert itself, inside the caller's transaction."""
     rows = [
         (
             e.at,
@@ -184,10 +190,9 @@ def record_events(store: Store, events: Sequence[RecallEvent]) -> int:
         )
         for e in events
     ]
-    with store.db.transaction():
-        store.db.executemany(
-            f"insert into recall_events({_COLUMNS}) values (?,?,?,?,?,?,?,?,?,?)", rows
-        )
+    store.db.executemany(
+        f"insert into recall_events({_COLUMNS}) values (?,?,?,?,?,?,?,?,?,?)", rows
+    )
     return len(rows)
 
 
@@ -245,11 +250,11 @@ def record_search(
     try:
         with engine.pinned_store() as store:
             ensure_schema(store)
-            with store.db.transaction():
+            with store.db.transaction():  # one commit (one fsync) per search
                 store.db.execute(
                     f"insert into recall_searches({_SEARCH_COLUMNS}) values (?,?,?,?,?,?,?)", row
                 )
-            written = record_events(store, events)
+                written = _insert_events(store, events) if events else 0
             _searches_recorded += 1
             if _searches_recorded % PRUNE_EVERY == 0:
                 prune(store)

@@ -489,3 +489,38 @@ def test_two_servers_on_one_index(env, workspace_dir) -> None:
     last_a, last_b = results[-1]
     assert last_a and last_a == last_b
     assert last_a[0]["path"] == "memory/2026-03-05.md"
+
+
+def test_http_serves_many_concurrent_clients_without_errors(
+    env, workspace_dir, make_settings
+) -> None:
+    """30 clients, each its own session, 4 searches each, all at once: no error, no
+    "database is locked", every search recorded under its client's name."""
+    with HttpServer(*ws_args(workspace_dir), env=env) as server:
+
+        async def one(i: int, out: list) -> None:
+            async with server.client(f"agent-{i}") as c:
+                for q in ("coffee", "rollback plan", "staging database", "deploy window"):
+                    out.append(structured(await c.call_tool("memory_search", {"query": q})))
+
+        async def go():
+            out: list = []
+            async with anyio.create_task_group() as tg:
+                for i in range(30):
+                    tg.start_soon(one, i, out)
+            return out
+
+        answers = run(go)
+        assert len(answers) == 120 and all(a["results"] for a in answers)
+        server.stop()
+    log = "".join(server.stderr_lines)
+    assert "database is locked" not in log and "Traceback" not in log
+    from engine.core import Engine
+
+    engine = Engine(make_settings(), provider=None)
+    try:
+        searches = load_searches(engine.store, limit=1000)
+    finally:
+        engine.close()
+    assert len(searches) == 120
+    assert {s.client for s in searches} == {f"agent-{i}" for i in range(30)}

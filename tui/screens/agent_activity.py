@@ -17,12 +17,13 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
+from textual.widgets.data_table import ColumnKey
 from textual.worker import Worker
 
 from engine.core import Engine
@@ -97,6 +98,7 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
         self.error: str | None = None
         self.last_load: Worker[None] | None = None
         self._answered = False
+        self._returned_width = 60
 
     def compose(self) -> ComposeResult:
         yield Static("Agent activity — loading…", id="activity-title")
@@ -110,9 +112,30 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
         table.add_column("client", key="client", width=14)
         table.add_column("query", key="query", width=32)
         table.add_column("returned", key="returned")
+        self._fit_columns(self.size.width)
         self.last_load = self._load()
         if self._poll > 0:
             self.set_interval(self._poll, self._tick)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_columns(event.size.width)
+
+    def _fit_columns(self, width: int) -> None:
+        """Client and query columns shrink on narrow terminals so what was returned
+        (the point of the view) keeps room at 80 columns."""
+        if width <= 0:
+            return
+        table = self.query_one("#activity-table", DataTable)
+        client = 12 if width < 100 else 14
+        query = max(16, min(40, (width - 11 - client - 8) // 2))
+        for key, w in (("client", client), ("query", query)):
+            column = table.columns.get(ColumnKey(key))
+            if column is not None and column.width != w:
+                column.width = w
+                column.auto_width = False
+        self._returned_width = max(20, width - 11 - client - query - 8)
+        if self.searches:
+            self._add([])  # redraw the rows with the new summary width
 
     def _tick(self) -> None:
         if self.last_load is None or self.last_load.is_finished:
@@ -152,7 +175,10 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
                 when(s.at, today),
                 Text(s.client, style="bold"),
                 s.query,
-                Text(returned_summary(s), style="" if s.results else "dim italic"),
+                Text(
+                    returned_summary(s, self._returned_width),
+                    style="" if s.results else "dim italic",
+                ),
                 key=str(s.id),
             )
         if highlighted is not None and highlighted in self.searches:

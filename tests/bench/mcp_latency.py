@@ -1,0 +1,299 @@
+"""``memory_search`` through ``memdeck mcp`` vs a ``memdeck search`` process per call.
+
+What an agent pays per memory lookup, on a 10,000-chunk synthetic workspace
+with the local MiniLM (llama.cpp) embedding every query:
+
+* **stdio**: the MCP SDK's own client starts ``memdeck mcp`` once and calls
+  ``memory_search`` for each query; per-call wall time at the client (JSON-RPC
+  over pipes, validation, search, recall logging, the answer's JSON included).
+* **CLI**: ``memdeck search QUERY --json`` as a fresh process per call, in the
+  same run and on the same index (process start, imports, model load, search).
+* **HTTP**: ``memdeck mcp --http 127.0.0.1:0``; 100 concurrent SDK clients, each
+  with its own session, make 20 calls each: errors (tool errors, exceptions,
+  "database is locked" on the server's stderr) must be zero.
+
+The stored vectors are ``HashEmbedder`` vectors filed under MiniLM's
+fingerprint: embedding 10,000 chunks with MiniLM takes ~40 minutes on this
+machine (≈4 chunks/s, see results/scale.json), and what a search costs does
+not depend on what the stored numbers are (the same 384 floats per chunk,
+the same sqlite-vec scan). Every *query* is embedded by the real MiniLM, in
+the server process and in each CLI process alike.
+
+Run: ``.venv/bin/python -m tests.bench.mcp_latency`` (``--calls``, ``--cli-calls``,
+``--clients``, ``--per-client`` to change the sizes). Results go to
+``tests/bench/results/mcp_latency.json`` with the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from engine.config.loader import load_settings
+from engine.core import Engine
+from engine.embeddings.base import EmbeddingProvider
+from tests.bench import common, synthetic
+from tests.bench.scale import percentiles
+
+N_CHUNKS = 10_000
+SEED = 7
+
+
+class HashVectorsInMiniLMSpace(synthetic.HashEmbedder):
+    """Hash vectors filed under the real model's fingerprint (see the module docstring)."""
+
+    def __init__(self, real: EmbeddingProvider):
+        super().__init__(real.dims)
+        self._fp = real.fingerprint()
+        self.id = str(self._fp.get("provider", "local"))
+        self.model = str(self._fp.get("model"))
+
+    def fingerprint(self) -> dict[str, object]:
+        return dict(self._fp)
+
+
+def prepare(root: Path) -> tuple[Path, Path, dict[str, str]]:
+    """The workspace, the config naming MiniLM and the index, and the child env."""
+    synthetic.generate(root, N_CHUNKS, SEED)
+    ws = root / "ws"
+    state = root / "state-mcp"
+    state.mkdir(parents=True, exist_ok=True)
+    real = common.local_provider()
+    config = state / "openclaw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "agents": {
+                    "defaults": {
+                        "workspace": str(ws),
+                        "memorySearch": {
+                            "provider": "local",
+                            "local": {"modelPath": str(real.path)},
+                            "store": {"path": str(state / "index.memdeck.sqlite")},
+                        },
+                    }
+                }
+            }
+        )
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
+        "OPENCLAW_STATE_DIR": str(state),
+        "OPENCLAW_CONFIG_PATH": str(config),
+        "MEMDECK_HOME": str(state / "memdeck"),
+        "PYTHONPATH": str(common.REPO_ROOT),
+    }
+    settings = load_settings(config_path=config, workspace=ws, env=env)
+    engine = Engine(settings, provider=HashVectorsInMiniLMSpace(real))
+    with common.Stopwatch() as sw:
+        done = engine.sync(reason="bench")
+    chunks = engine.store.counts()["chunks"]
+    engine.close()
+    real.close()
+    common.log(f"index: {chunks} chunks ({done.files_indexed} files indexed in {sw.seconds:.1f}s)")
+    return ws, config, env
+
+
+async def wait_idle(client: Any, timeout: float = 600) -> dict[str, Any]:
+    """Until the server's start-up sync is done: steady state is what an agent meets."""
+    deadline = time.monotonic() + timeout
+    while True:
+        st = (await client.call_tool("memory_status", {})).structured_content or {}
+        sync = st.get("sync") or {}
+        if sync.get("syncs_done", 0) >= 1 and not sync.get("running"):
+            return st
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the server's start-up sync did not finish: {sync}")
+        await anyio.sleep(0.5)
+
+
+def server_cmd(ws: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "engine.cli.main", "mcp", "--workspace", str(ws), *extra]
+
+
+async def stdio_run(ws: Path, env: dict[str, str], queries: list[str]) -> dict[str, Any]:
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    cmd = server_cmd(ws)
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env, cwd=str(common.REPO_ROOT))
+    times: list[float] = []
+    errors = 0
+    started = time.perf_counter()
+    with open(os.devnull, "w") as errlog:
+        async with Client(
+            stdio_client(params, errlog=errlog),
+            client_info=types.Implementation(name="bench-stdio", version="1"),
+        ) as client:
+            connect_s = time.perf_counter() - started
+            await wait_idle(client)
+            ready_s = time.perf_counter() - started
+            for q in queries[:5]:  # the first query loads nothing new, but warms caches
+                await client.call_tool("memory_search", {"query": q})
+            for q in queries:
+                t0 = time.perf_counter()
+                result = await client.call_tool("memory_search", {"query": q})
+                times.append((time.perf_counter() - t0) * 1000)
+                errors += bool(result.is_error)
+            status = await client.call_tool("memory_status", {})
+    st = status.structured_content or {}
+    return {
+        "connect_s": round(connect_s, 2),
+        "startup_sync_done_s": round(ready_s, 2),
+        "per_call_ms": percentiles(times),
+        "errors": errors,
+        "server_mode": st.get("mode"),
+        "server_provider": st.get("provider"),
+        "server_model": st.get("model"),
+        "chunks": st.get("chunks"),
+    }
+
+
+def cli_run(ws: Path, env: dict[str, str], queries: list[str]) -> dict[str, Any]:
+    times: list[float] = []
+    modes = set()
+    for q in queries:
+        t0 = time.perf_counter()
+        r = subprocess.run(
+            [sys.executable, "-m", "engine.cli.main", "search", q, "--json", "-w", str(ws)],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=common.REPO_ROOT,
+        )
+        times.append((time.perf_counter() - t0) * 1000)
+        if r.returncode != 0:
+            raise SystemExit(f"memdeck search failed: {r.stderr}")
+        modes.add(json.loads(r.stdout)["mode"])
+    return {"per_call_ms": percentiles(times), "modes": sorted(modes)}
+
+
+async def http_run(
+    ws: Path, env: dict[str, str], queries: list[str], clients: int, per_client: int
+) -> dict[str, Any]:
+    import httpx2
+    import mcp_types as types
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    proc = subprocess.Popen(
+        server_cmd(ws, "--http", "127.0.0.1:0"),
+        env=env,
+        cwd=common.REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    url = None
+    stderr_lines: list[str] = []
+    for line in proc.stderr:
+        stderr_lines.append(line)
+        if "listening on " in line:
+            url = line.split("listening on ", 1)[1].strip()
+            break
+    if url is None:
+        raise SystemExit("memdeck mcp --http did not start:\n" + "".join(stderr_lines))
+    times: list[float] = []
+    failures: list[str] = []
+    async with Client(
+        streamable_http_client(url),
+        client_info=types.Implementation(name="bench-wait", version="1"),
+    ) as c:
+        await wait_idle(c)
+
+    async def one_client(i: int) -> None:
+        http = httpx2.AsyncClient(timeout=300)
+        transport = streamable_http_client(url, http_client=http)
+        info = types.Implementation(name=f"bench-http-{i}", version="1")
+        try:
+            async with Client(transport, client_info=info) as client:
+                for j in range(per_client):
+                    q = queries[(i * per_client + j) % len(queries)]
+                    t0 = time.perf_counter()
+                    result = await client.call_tool("memory_search", {"query": q})
+                    times.append((time.perf_counter() - t0) * 1000)
+                    if result.is_error:
+                        failures.append(str(result.content[0]))
+        except Exception as exc:
+            failures.append(f"client {i}: {type(exc).__name__}: {exc}")
+
+    started = time.perf_counter()
+    async with anyio.create_task_group() as tg:
+        for i in range(clients):
+            tg.start_soon(one_client, i)
+    wall = time.perf_counter() - started
+    proc.terminate()
+    rest = proc.communicate(timeout=60)[1]
+    log = "".join(stderr_lines) + (rest or "")
+    return {
+        "clients": clients,
+        "calls_per_client": per_client,
+        "calls_ok": len(times) - len(failures),
+        "errors": len(failures),
+        "first_errors": failures[:5],
+        "database_locked": log.lower().count("database is locked"),
+        "wall_s": round(wall, 2),
+        "calls_per_s": round(len(times) / wall, 1),
+        "per_call_ms": percentiles(times) if times else None,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--calls", type=int, default=200, help="stdio calls (after 5 warm-up)")
+    ap.add_argument("--cli-calls", type=int, default=10, help="`memdeck search` processes")
+    ap.add_argument("--clients", type=int, default=100, help="concurrent HTTP clients")
+    ap.add_argument("--per-client", type=int, default=20, help="calls per HTTP client")
+    args = ap.parse_args()
+    root = common.CACHE_DIR / "synthetic" / f"{N_CHUNKS}-{SEED}"
+    machine_before = common.machine_info()
+    ws, _config, env = prepare(root)
+    queries = synthetic.queries(max(args.calls, 50), SEED)
+    common.log(f"stdio: {args.calls} memory_search calls through the SDK client")
+    stdio = anyio.run(stdio_run, ws, env, queries[: args.calls])
+    common.log(f"cli: {args.cli_calls} `memdeck search --json` processes")
+    cli = cli_run(ws, env, queries[: args.cli_calls])
+    common.log(f"http: {args.clients} clients x {args.per_client} calls")
+    http = anyio.run(http_run, ws, env, queries, args.clients, args.per_client)
+    speedup = round(cli["per_call_ms"]["p50"] / stdio["per_call_ms"]["p50"], 1)
+    payload = {
+        "workspace_chunks": N_CHUNKS,
+        "stored_vectors": "HashEmbedder rows under MiniLM's fingerprint; queries by real MiniLM",
+        "stdio": stdio,
+        "cli": cli,
+        "cli_p50_over_stdio_p50": speedup,
+        "http": http,
+        "machine_before": machine_before,
+        "machine_after": common.machine_info(),
+    }
+    out = common.write_results("mcp_latency", payload)
+    common.table(
+        ["path", "p50 ms", "p95 ms", "n", "errors"],
+        [
+            ["stdio MCP (SDK client)", *_row(stdio["per_call_ms"]), stdio["errors"]],
+            ["memdeck search process", *_row(cli["per_call_ms"]), 0],
+            ["HTTP MCP, 100 clients", *_row(http["per_call_ms"]), http["errors"]],
+        ],
+        title=f"memory_search on {N_CHUNKS} chunks (MiniLM queries); CLI/stdio p50 {speedup}x",
+    )
+    print(f"HTTP: {http['calls_per_s']} calls/s, database locked: {http['database_locked']}")
+    print(f"load before {machine_before.get('loadavg')}; results: {out}")
+
+
+def _row(p: dict[str, float] | None) -> list[Any]:
+    return [p["p50"], p["p95"], p["n"]] if p else ["-", "-", 0]
+
+
+if __name__ == "__main__":
+    main()
