@@ -50,9 +50,10 @@ def parse_settings(data: object, name: str = SETTINGS_FILENAME) -> UISettings:
     problems: list[str] = []
     if not isinstance(data, Mapping):
         return UISettings(problems=(f"{name}: expected an object at the top level",))
-    known = {"theme", "keymap", "layout", "profile"}  # profile: engine.config.profile
+    # profile: engine.config.profile; mcp: engine.mcp.settings (validated by `memdeck mcp`)
+    known = {"theme", "keymap", "layout", "profile", "mcp"}
     for key in sorted(set(data) - known):
-        problems.append(f"{name}: {key}: unknown key (known: theme, keymap, layout, profile)")
+        problems.append(f"{name}: {key}: unknown key (known: theme, keymap, layout, profile, mcp)")
     theme = data.get("theme")
     if theme is not None and not isinstance(theme, str):
         problems.append(f"{name}: theme: expected a theme name, got {theme!r}")

@@ -140,3 +140,12 @@ def test_returned_summary_is_cut_to_width(engine) -> None:
     [s] = load_searches(engine.store)
     assert returned_summary(s, width=200) == f"MEMORY.md {s.results[0].score:.2f}"
     assert returned_summary(s, width=8) == "MEMORY.…"
+
+
+def test_the_apps_settings_reader_accepts_the_mcp_section() -> None:
+    from tui.settings import parse_settings
+
+    parsed = parse_settings({"mcp": {"allowAppend": True}, "zz": 1})
+    assert parsed.problems == (
+        "settings.json: zz: unknown key (known: theme, keymap, layout, profile, mcp)",
+    )
