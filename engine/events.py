@@ -45,6 +45,9 @@ class SyncDone:
     duration: float
     errors: tuple[str, ...] = ()
     at: float = field(default_factory=time.time)
+    #: False when the sync looked only at the files the watcher reported changed
+    #: instead of listing the workspace (``Engine.sync(paths=...)``)
+    listed: bool = True
 
 
 @dataclass(frozen=True)

@@ -168,6 +168,35 @@ class Database:
             else:
                 self.execute("COMMIT")
 
+    def fts5_tokenizer(self, name: str) -> Callable[[str, bool], list[str]] | None:
+        """FTS5's own tokenizer ``name`` as a function (text, is_query) -> tokens.
+
+        Only apsw exposes it; None under the other bindings.
+        """
+        if not self._is_apsw:
+            return None
+        import apsw
+
+        try:
+            with self._lock:
+                tok = self._conn.fts5_tokenizer(name)
+        except Exception:
+            return None
+        flags = {True: apsw.FTS5_TOKENIZE_QUERY, False: apsw.FTS5_TOKENIZE_DOCUMENT}
+
+        def tokenize(text: str, is_query: bool) -> list[str]:
+            return list(
+                tok(
+                    text.encode("utf-8"),
+                    flags[is_query],
+                    None,
+                    include_offsets=False,
+                    include_colocated=False,
+                )
+            )
+
+        return tokenize
+
     # -- extensions ---------------------------------------------------------
     def load_sqlite_vec(self, extension_path: str | None = None) -> VecStatus:
         """Load sqlite-vec; never raises, records why it could not load."""

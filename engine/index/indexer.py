@@ -17,7 +17,7 @@ import dataclasses
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,15 +165,21 @@ class Indexer:
         reason: str = "manual",
         full: bool = False,
         publish_done: bool = True,
+        only: Collection[str] | None = None,
     ) -> SyncDone:
         """Write ``files`` into the store; ``publish_done=False`` when the caller
-        still has work (a full reindex's swap) before the sync is really done."""
+        still has work (a full reindex's swap) before the sync is really done.
+
+        ``only``: the relative paths the caller knows may have changed (the
+        watcher's report); ``files`` then lists just those that still exist, and
+        only those paths are checked for removal, not every indexed file."""
         started = time.perf_counter()
         self.bus.publish(SyncStarted(reason=reason, full=full))
         stats = SyncStats(files_total=len(files))
-        known = self.store.files()
+        known = self.store.files(only)
         on_disk = {f.rel for f in files}
-        vanished = [p for p in known if p not in on_disk]
+        scope = known if only is None else [p for p in only if p in known]
+        vanished = [p for p in scope if p not in on_disk]
         if vanished:
             stats.files_removed = self.store.remove_files(vanished)
 
@@ -217,6 +223,7 @@ class Indexer:
             self._flush(pending, stats, len(changed), len(changed))
         if self.ms.cache.enabled:
             self.store.cache_prune(self.ms.cache.max_entries)
+        self.store.maintain_vec_table()
         done_event = SyncDone(
             reason=reason,
             full=full,
@@ -226,6 +233,7 @@ class Indexer:
             cache_hits=stats.cache_hits,
             duration=time.perf_counter() - started,
             errors=tuple(stats.errors),
+            listed=only is None,
         )
         if publish_done:
             self.bus.publish(done_event)

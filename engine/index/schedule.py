@@ -35,6 +35,9 @@ class Job:
 
     reason: str
     force: bool
+    #: due only because watched files changed (no request, retry or interval
+    #: merged in): the files the watcher reported are then all that changed
+    only_changes: bool = False
 
 
 @dataclass
@@ -106,7 +109,7 @@ class RefreshSchedule:
         if not due:
             times = [t for t in (self.retry_at, change_due, self.next_interval) if t is not None]
             return None, (max(0.0, min(times) - now) if times else None)
-        job = Job(due[0], self.force)
+        job = Job(due[0], self.force, only_changes=due == [self.change_reason])
         self.requests.clear()
         self.force = False
         self.retry_at = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
+from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
 
 SCHEMA_VERSION = 1
 #: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
@@ -203,6 +204,7 @@ class Store:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(snapshot_uri(self.path) if snapshot else self.path, binding=binding)
         self.fts_tokenizer = fts_tokenizer
+        self.fts_external = False
         if not snapshot:
             self._set_up()
         self.vec: VecStatus = (
@@ -218,6 +220,9 @@ class Store:
         self._embedded_cache: tuple[tuple[int, int], int] | None = None
         self._fts_rows_cache: tuple[tuple[int, int], int] | None = None
         self._df_cache: dict[str, tuple[int, int]] = {}
+        self._bm25_cache: (
+            tuple[tuple[int, int], Any, tuple[int, int], dict[tuple[str, ...], int]] | None
+        ) = None
         dims = self.get_meta("dims")
         if dims:
             self._ensure_vec_table(int(dims))
@@ -263,36 +268,71 @@ class Store:
 
     # -- FTS / vec tables -----------------------------------------------------
     def _ensure_fts(self) -> bool:
+        """Create the FTS5 table: an external-content one reading ``chunks.text``.
+
+        Indexes made before it (their ``chunks_fts`` keeps its own copy of every
+        chunk's text: 177 of 429 MB at 100k chunks) open and work as they are
+        (``fts_external`` says which layout this file has); the next full reindex
+        writes the new layout.
+        """
         tokenizer = "trigram" if self.fts_tokenizer == "trigram" else "unicode61"
         try:
             self.db.execute(
                 f"create virtual table if not exists chunks_fts using fts5("
-                f"text, tokenize='{tokenizer}')"
+                f"text, tokenize='{tokenizer}', content='chunks', content_rowid='id')"
             )
+            sql = str(self.db.scalar("select sql from sqlite_master where name = 'chunks_fts'"))
+            self.fts_external = "content=" in sql.replace(" ", "")
             return True
         except DatabaseError:
             return False
 
-    def _ensure_vec_table(self, dims: int) -> None:
+    def _vec_table_exists(self) -> bool:
+        return bool(self.db.scalar("select 1 from sqlite_master where name = 'chunks_vec'"))
+
+    def _ensure_vec_table(self, dims: int, *, create: bool = False) -> None:
+        """Keep ``chunks_vec`` (sqlite-vec) matching ``dims``; build it only when asked.
+
+        The table is a second copy of every vector, so it exists only once the
+        index outgrows the numpy path (``maintain_vec_table``) or a search asks
+        for sqlite-vec; an older index that has one keeps it in step.
+        """
+        self._vec_dims = dims
         if not self.vec.loaded:
-            self._vec_dims = dims
             return
         existing = self.db.scalar("select sql from sqlite_master where name = 'chunks_vec'")
         wanted = f"float[{dims}]"
         if existing and wanted not in existing:
             self.db.execute("drop table chunks_vec")
             existing = None
-        if not existing:
-            self.db.execute(
-                "create virtual table chunks_vec using vec0("
-                f"embedding float[{dims}] distance_metric=cosine)"
-            )
-            rows = self.db.execute("select id, embedding from chunks where embedding is not null")
-            self.db.executemany(
-                "insert into chunks_vec(rowid, embedding) values (?, ?)",
-                [(r[0], r[1]) for r in rows if r[1] is not None and len(r[1]) == dims * 4],
-            )
-        self._vec_dims = dims
+            create = True
+        if not existing and create:
+            with self.db.transaction():
+                self._create_vec_table(dims)
+
+    def _create_vec_table(self, dims: int) -> None:
+        """``chunks_vec`` filled from ``chunks.embedding`` (the caller's transaction)."""
+        self.db.execute(
+            "create virtual table chunks_vec using vec0("
+            f"embedding float[{dims}] distance_metric=cosine)"
+        )
+        rows = self.db.execute("select id, embedding from chunks where embedding is not null")
+        self.db.executemany(
+            "insert into chunks_vec(rowid, embedding) values (?, ?)",
+            [(r[0], r[1]) for r in rows if r[1] is not None and len(r[1]) == dims * 4],
+        )
+
+    def maintain_vec_table(self) -> None:
+        """Build ``chunks_vec`` once the vectors outgrow the numpy path's budget
+        (called after a sync, under the writer lock, so no search pays for it)."""
+        dims = self._vec_dims
+        if (
+            self.vec.loaded
+            and dims
+            and not self._vec_table_exists()
+            and self._embedded_count() * dims * 4 > NUMPY_BUDGET_BYTES
+        ):
+            self._ensure_vec_table(dims, create=True)
 
     def rebuild_vec_table(self) -> None:
         """Recreate sqlite-vec's table from ``chunks.embedding``, the canonical copy of
@@ -303,14 +343,15 @@ class Store:
             return
         with self.db.transaction():
             self.db.execute("drop table if exists chunks_vec")
-            self._ensure_vec_table(dims)
+            self._create_vec_table(dims)
+        self._vec_dims = dims
         self._generation += 1
 
     def vec_table_consistent(self) -> bool:
         """Cheap check: sqlite-vec holds one row per embedded chunk and its rows read.
         (Two counts and one ``k = 1`` query; run at sync time and after a vec error.)"""
-        if not self.vec.loaded or not self._vec_dims:
-            return True
+        if not self.vec.loaded or not self._vec_dims or not self._vec_table_exists():
+            return True  # no table yet (built past the numpy budget): nothing to disagree
         try:
             have = int(self.db.scalar("select count(*) from chunks_vec_rowids") or 0)
             if have != self._embedded_count():
@@ -338,9 +379,19 @@ class Store:
         return int(d) if d else None
 
     # -- files and chunks -------------------------------------------------------
-    def files(self) -> dict[str, FileRecord]:
-        rows = self.db.execute("select path, source, hash, mtime, size, chunks, error from files")
-        return {r[0]: FileRecord(*r) for r in rows}
+    def files(self, paths: Collection[str] | None = None) -> dict[str, FileRecord]:
+        """Every indexed file, or only those among ``paths`` (an incremental sync)."""
+        sql = "select path, source, hash, mtime, size, chunks, error from files"
+        if paths is None:
+            return {r[0]: FileRecord(*r) for r in self.db.execute(sql)}
+        out: dict[str, FileRecord] = {}
+        wanted = list(paths)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self.db.execute(f"{sql} where path in ({marks})", part):
+                out[r[0]] = FileRecord(*r)
+        return out
 
     def replace_file(
         self,
@@ -358,6 +409,7 @@ class Store:
         now = time.time()
         with self.db.transaction():
             self._delete_chunks(path)
+            with_vec = self.vec.loaded and bool(self._vec_dims) and self._vec_table_exists()
             for ch in chunks:
                 emb = _blob(ch.embedding)
                 self.db.execute(
@@ -370,7 +422,7 @@ class Store:
                     self.db.execute(
                         "insert into chunks_fts(rowid, text) values (?, ?)", (cid, ch.text)
                     )
-                if emb is not None and self.vec.loaded and self._vec_dims:
+                if emb is not None and with_vec:
                     self.db.execute(
                         "insert into chunks_vec(rowid, embedding) values (?, ?)", (cid, emb)
                     )
@@ -398,12 +450,18 @@ class Store:
         return n
 
     def _delete_chunks(self, path: str) -> None:
-        ids = [r[0] for r in self.db.execute("select id from chunks where path = ?", (path,))]
+        rows = self.db.execute("select id, text from chunks where path = ?", (path,))
+        ids = [r[0] for r in rows]
         if not ids:
             return
-        if self.fts_available:
+        if self.fts_available and self.fts_external:
+            # an external-content table forgets a row by being told its old text
+            self.db.executemany(
+                "insert into chunks_fts(chunks_fts, rowid, text) values ('delete', ?, ?)", rows
+            )
+        elif self.fts_available:
             self.db.executemany("delete from chunks_fts where rowid = ?", [(i,) for i in ids])
-        if self.vec.loaded and self._vec_dims:
+        if self.vec.loaded and self._vec_dims and self._vec_table_exists():
             self.db.executemany("delete from chunks_vec where rowid = ?", [(i,) for i in ids])
         self.db.execute("delete from chunks where path = ?", (path,))
 
@@ -534,6 +592,86 @@ class Store:
             params = [match, *sources, limit]
         return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
 
+    def can_rank_rows(self) -> bool:
+        """Whether ``fts_ranks_of`` works here (apsw, the unicode61 tokenizer, FTS5)."""
+        return (
+            self.fts_available
+            and self.fts_tokenizer != "trigram"
+            and self.db.binding.startswith("apsw")
+        )
+
+    def fts_ranks_of(
+        self, words: Sequence[str], ids: Sequence[int], *, require_all: bool
+    ) -> dict[int, float] | None:
+        """FTS5's bm25 rank, under the MATCH of the quoted ``words`` (AND when
+        ``require_all``, else OR), of each of ``ids`` that the query matches.
+
+        The same doubles ``fts_search`` returns for those rows, without ranking
+        every match (see ``engine.index.fts_bm25``). None when this store cannot
+        compute them (another binding or tokenizer, no FTS5): use ``fts_search``.
+        """
+        if not self.can_rank_rows():
+            return None
+        key = self._state_key()
+        if self._bm25_cache is None or self._bm25_cache[0] != key:
+            tokenize = self.db.fts5_tokenizer("unicode61")
+            if tokenize is None:
+                return None
+            totals = self._fts_totals()
+            if totals is None:
+                return None
+            self._bm25_cache = (key, tokenize, totals, {})
+        _, tokenize, (rows, total_tokens), hits = self._bm25_cache
+        phrases: list[Phrase] = []
+        for word in words:
+            tokens = tuple(tokenize(word, True))
+            if not tokens:
+                return None
+            if tokens not in hits:
+                match = '"' + " ".join(tokens).replace('"', '""') + '"'
+                hits[tokens] = int(
+                    self.db.scalar(
+                        "select count(*) from chunks_fts where chunks_fts match ?", (match,)
+                    )
+                    or 0
+                )
+            phrases.append(Phrase(tokens, hits[tokens]))
+        if not phrases or rows <= 0 or not ids:
+            return {}
+        out: dict[int, float] = {}
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            sizes = {
+                int(r[0]): read_varint(r[1])[0]
+                for r in self.db.execute(
+                    f"select id, sz from chunks_fts_docsize where id in ({marks})", part
+                )
+            }
+            for cid, text in self.db.execute(
+                f"select id, text from chunks where id in ({marks})", part
+            ):
+                if cid not in sizes:
+                    continue
+                rank, freqs = bm25_rank(
+                    phrases, tokenize(text, False), sizes[cid], rows, total_tokens
+                )
+                if all(freqs) if require_all else any(freqs):
+                    out[int(cid)] = rank
+        return out
+
+    def _fts_totals(self) -> tuple[int, int] | None:
+        """(rows, tokens) from FTS5's ``averages`` record (what its bm25 divides by)."""
+        try:
+            blob = self.db.scalar("select block from chunks_fts_data where id = 1")
+        except DatabaseError:
+            return None
+        if not blob:
+            return (0, 0)
+        rows, pos = read_varint(blob)
+        tokens, _ = read_varint(blob, pos)
+        return rows, tokens
+
     def fts_row_count(self) -> int:
         """Rows in the FTS table (all sources: bm25's N), cached until the next write."""
         key = self._state_key()
@@ -579,6 +717,11 @@ class Store:
         q = np.asarray(query, dtype=np.float32)
         use_vec = path == "sqlite-vec" or (path == "auto" and self._auto_prefers_vec())
         if use_vec and self.vec.loaded and self._vec_dims == q.shape[0]:
+            if not self._vec_table_exists():
+                try:  # asked for sqlite-vec before the index outgrew numpy: build it now
+                    self._ensure_vec_table(self._vec_dims, create=True)
+                except DatabaseError:
+                    return self._numpy_search(q, limit, sources)
             k = limit if self._only_memory(sources) else limit * 4
             rows = self.db.execute(
                 "select v.rowid, v.distance, c.source from chunks_vec v join chunks c"

@@ -102,6 +102,10 @@ class SyncService:
         self._last_done: SyncDone | None = None
         self._last_error: str | None = None
         self._dirty = True
+        #: files the watcher reported since the last sync started; None when some
+        #: change was not a file's (a folder moved, a re-plan) or no sync has listed
+        #: the workspace yet in this service: the next sync must then list it
+        self._changed: set[Path] | None = None
         self._errors: collections.deque[str] = collections.deque(maxlen=20)
         self._watching = False
         self._watched_dirs = 0
@@ -230,11 +234,17 @@ class SyncService:
                 return
         self.request_sync("search")
 
-    def notify_change(self) -> None:
-        """A watched file changed: mark dirty and (re)start the debounce clock."""
+    def notify_change(self, files: frozenset[Path] | None = None) -> None:
+        """A watched file changed: mark dirty and (re)start the debounce clock.
+
+        ``files``: which ones (the watcher's report); None when unknown."""
         now = time.monotonic()
         with self._cond:
             self._gen += 1
+            if files is None or self._changed is None:
+                self._changed = None
+            else:
+                self._changed |= files
             new_quiet_period = self._schedule.note_change(now)
             was_quiet = not self._dirty or new_quiet_period
             self._dirty = True
@@ -365,15 +375,23 @@ class SyncService:
                 reason, force = job.reason, job.force
                 self._running_reason = reason
                 self._running_gen = self._gen
+                # A run due only to watched files looks at just those files; anything
+                # else (start-up, interval, a request, an unknown change) lists all.
+                paths = (
+                    sorted(self._changed)
+                    if job.only_changes and not force and self._changed
+                    else None
+                )
+                self._changed = set()  # changes from now on are the next run's
             self._emit()
-            self._run(reason, force)
+            self._run(reason, force, paths)
 
-    def _run(self, reason: str, force: bool) -> None:
+    def _run(self, reason: str, force: bool, paths: list[Path] | None = None) -> None:
         done: SyncDone | None = None
         error: str | None = None
         cancelled = False
         try:
-            done = self.engine.sync(reason=reason, force=force, cancel=self._cancel)
+            done = self.engine.sync(reason=reason, force=force, cancel=self._cancel, paths=paths)
         except (SyncCancelled, LockWaitCancelled):
             cancelled = True
         except Exception as exc:
@@ -390,6 +408,7 @@ class SyncService:
                 self._dirty = self._gen != started_gen
             else:
                 self._dirty = True
+                self._changed = None  # what the failed run did not do is unknown
                 if error is not None:
                     self._last_error = error
                     self._errors.append(f"sync ({reason}) failed: {error}")

@@ -224,13 +224,21 @@ def build_watch_plan(
 
 def _classify_all(
     plan: WatchPlan, changes: Iterable[tuple[watchfiles.Change, str]]
-) -> tuple[bool, bool]:
+) -> tuple[bool, bool, frozenset[Path] | None]:
+    """(relevant?, re-plan?, the changed files — None when a folder changed, so
+    that only a full listing can tell which files did)."""
     relevant = replan = False
+    files: set[Path] | None = set()
     for change, path in changes:
         r, p = plan.classify(change, path)
         relevant = relevant or r
         replan = replan or p
-    return relevant, replan
+        if r and files is not None:
+            if p or Path(path) in plan.dirs:
+                files = None
+            else:
+                files.add(Path(path))
+    return relevant, replan, (None if files is None else frozenset(files))
 
 
 #: ``(watching, watched directory count, error)`` as the watcher's state changes.
@@ -241,7 +249,9 @@ class DirectoryWatcher:
     """Watches the folders of a plan until ``stop`` is set; call :meth:`run` on a thread.
 
     ``on_change`` is called (on the watcher's thread) for every batch of relevant
-    changes, and once after each re-plan, since changes between the old watch's
+    changes with the set of files that changed (None when a folder appeared,
+    vanished or moved: then no list of files is complete), and with None once
+    after each re-plan, since changes between the old watch's
     end and the new one's start have no event. ``armed`` is set once the OS
     watches are in place (or nothing exists to watch yet): changes from then on
     are seen. A watch backend failure (inotify limits, permissions) falls back to
@@ -251,7 +261,7 @@ class DirectoryWatcher:
     def __init__(
         self,
         plan: Callable[[], WatchPlan],
-        on_change: Callable[[], None],
+        on_change: Callable[[frozenset[Path] | None], None],
         *,
         stop: threading.Event,
         armed: threading.Event | None = None,
@@ -282,7 +292,7 @@ class DirectoryWatcher:
                 if not first:
                     # Changes between the old watch's end and the new one's start have
                     # no event: the run this schedules rescans them.
-                    self.on_change()
+                    self.on_change(None)
                 first = False
                 if not plan.dirs:
                     self._state(False, 0, None)
@@ -330,9 +340,9 @@ class DirectoryWatcher:
             ignore_permission_denied=True,
         ):
             self.armed.set()  # the first yield comes after the OS watches are in place
-            relevant, replan = _classify_all(plan, changes)
+            relevant, replan, files = _classify_all(plan, changes)
             if relevant:
-                self.on_change()
+                self.on_change(files)
             if replan or self.stop.is_set():
                 return
             now = time.monotonic()

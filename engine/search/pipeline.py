@@ -275,11 +275,13 @@ def retrieve(
     fts_q = build_fts_query(query, "AND")
     operator: str | None = None
     t0 = time.perf_counter()
-    # Hybrid retrievals read a longer FTS ranking than the candidate list, to give
-    # vector candidates their text score too. FTS5 ranks every match for ORDER BY
-    # rank anyway, so the longer window costs only the rows handed back.
+    # Hybrid retrievals give vector candidates their text score too. Where the store
+    # can compute FTS5's bm25 for chosen rows (``Store.fts_ranks_of``) that costs a
+    # few rows; otherwise a longer FTS ranking is read and looked up (FTS5 ranks every
+    # match for ORDER BY rank anyway, so the window costs only the rows handed back).
     complete = options.mode == "hybrid" and provider is not None and store.dims is not None
-    window = max(limit, COMPLETE_WINDOW) if complete else limit
+    by_rows = complete and store.can_rank_rows()
+    window = max(limit, COMPLETE_WINDOW) if complete and not by_rows else limit
     ranked: list[tuple[int, float]] = []
     idf_scale = 1.0
     vector_ok = provider is not None and store.dims is not None
@@ -343,7 +345,16 @@ def retrieve(
         # chunk holding every word equals the AND rank); beyond the window a chunk
         # counts as not matching. Vector: the cosine with its stored embedding.
         window_ranks = dict(ranked)
-        if operator == "AND" and any(i not in window_ranks for i in ids):
+        if by_rows:
+            _rank_rows(
+                store,
+                query,
+                operator,
+                [i for i in ids if i not in window_ranks],
+                idf_scale,
+                window_ranks,
+            )
+        elif operator == "AND" and any(i not in window_ranks for i in ids):
             or_q = _or_query(store, query)
             if or_q and or_q != fts_q:
                 for cid, value in store.fts_search(or_q, window, options.sources):
@@ -440,6 +451,45 @@ def idf_floor_scale(store: Store, query: str, ranked: list[tuple[int, float]]) -
     return idf / FTS5_IDF_FLOOR
 
 
+def _rank_rows(
+    store: Store,
+    query: str,
+    operator: str | None,
+    missing: list[int],
+    idf_scale: float,
+    into: dict[int, float],
+) -> None:
+    """The text ranks of candidates the keyword list did not return, computed per row.
+
+    The same numbers the long-window lookup found, for every candidate rather than
+    only those within its first 1,000 rows: a chunk holding every word gets its AND
+    rank, one holding some of the OR query's words its OR rank, the rest none.
+    """
+    if not missing or operator is None:
+        return
+    if operator == "AND":
+        got = store.fts_ranks_of(query_tokens(query), missing, require_all=True) or {}
+        for cid, value in got.items():
+            into[cid] = value * idf_scale
+        missing = [i for i in missing if i not in got]
+    or_words = _or_words(store, query)
+    if missing and or_words:
+        for cid, value in (store.fts_ranks_of(or_words, missing, require_all=False) or {}).items():
+            into.setdefault(cid, value * idf_scale)
+
+
+def _or_words(store: Store, query: str) -> list[str]:
+    """The words of ``_or_query`` (each one FTS5 phrase)."""
+    words = list(dict.fromkeys(query_tokens(query)))
+    total = store.fts_row_count() if len(words) > 1 else 0
+    if total >= PRUNE_MIN_ROWS:
+        counts = store.term_doc_counts(words)
+        kept = [w for w in words if 2 * counts.get(w, 0) < total]
+        if kept:
+            words = kept
+    return query_tokens(" ".join(words))
+
+
 def _or_query(store: Store, query: str) -> str | None:
     """The OR fallback query, without terms that cannot move the ranking.
 
@@ -449,14 +499,7 @@ def _or_query(store: Store, query: str) -> str | None:
     a few and a few hundred milliseconds. Those terms are dropped once the index
     is big enough for it to matter; if every term is that common, all are kept.
     """
-    words = list(dict.fromkeys(query_tokens(query)))
-    total = store.fts_row_count() if len(words) > 1 else 0
-    if total >= PRUNE_MIN_ROWS:
-        counts = store.term_doc_counts(words)
-        kept = [w for w in words if 2 * counts.get(w, 0) < total]
-        if kept:
-            words = kept
-    return build_fts_query(" ".join(words), "OR")
+    return build_fts_query(" ".join(_or_words(store, query)), "OR")
 
 
 # -- ranking (pure) ------------------------------------------------------------

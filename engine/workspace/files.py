@@ -192,6 +192,40 @@ class Workspace:
         out.sort(key=lambda f: f.rel)
         return out
 
+    def memory_file(self, path: Path | str) -> MemoryFile | None:
+        """The ``MemoryFile`` ``list_files`` would list for ``path``, or None.
+
+        The same rules, decided for one path without walking any folder: an
+        incremental sync told by the watcher which files changed must not re-list
+        18,000 files to learn that one did (``tests/engine/test_incremental_sync.py``
+        checks this against ``list_files`` on a workspace with symlinks, ignored
+        folders and extraPath globs).
+        """
+        p = Path(os.path.abspath(path))
+        if not p.name.lower().endswith(".md"):
+            return None
+        try:
+            st = os.lstat(p)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if p.parent == self.root and p.name in ROOT_MEMORY_FILES:
+            return self._memory_file(p, st)
+        mem_dir = self.root / MEMORY_DIR
+        if _walked_to(mem_dir, p) and not _is_symlink(mem_dir):
+            return self._memory_file(p, st)
+        for extra in self.extra_paths:
+            if _is_symlink(extra) or any(_is_symlink(x) for x in _parents_below(extra, self.root)):
+                continue
+            if p == extra or (_walked_to(extra, p) and self._pattern_allows(extra, str(p))):
+                return self._memory_file(p, st)
+        return None
+
+    def _memory_file(self, p: Path, st: os.stat_result) -> MemoryFile:
+        rel = self.rel(p)
+        return MemoryFile(rel, p, self.classify(rel), st.st_size, st.st_mtime)
+
     def list_extra_files(self, suffixes: tuple[str, ...]) -> list[MemoryFile]:
         """Files under extraPaths with one of ``suffixes`` (images/audio for multimodal
         indexing); same rules as Markdown: no symlinks, ignored dirs skipped."""
@@ -465,3 +499,16 @@ def _parents_below(path: Path, top: Path) -> list[Path]:
             break
         out.append(parent)
     return out
+
+
+def _walked_to(top: Path, path: Path) -> bool:
+    """Would ``_walk_markdown(top)`` reach ``path``'s folder? (below ``top``, through
+    no symlinked or ignored folder, ``top`` itself a real folder)."""
+    if not path.is_relative_to(top) or path == top:
+        return False
+    folder = path.parent
+    chain = [folder] if folder != top else []
+    chain += [x for x in folder.parents if x.is_relative_to(top) and x != top]
+    if any(x.name in IGNORED_DIRS or _is_symlink(x) for x in chain):
+        return False
+    return top.is_dir() and not _is_symlink(top)

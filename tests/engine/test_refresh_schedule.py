@@ -16,7 +16,7 @@ def test_a_change_is_due_after_a_quiet_debounce() -> None:
     assert s.take(10.0) == (None, 1.5)
     assert s.note_change(11.0) is False  # same period, the clock restarts
     assert s.take(12.0) == (None, 0.5)
-    assert s.take(12.5) == (Job("watch", False), None)
+    assert s.take(12.5) == (Job("watch", False, only_changes=True), None)
     assert not s.pending
     assert s.take(13.0) == (None, None)  # nothing scheduled at all
 
@@ -26,7 +26,7 @@ def test_a_stream_of_changes_is_capped_by_max_wait() -> None:
     for t in range(11):  # a change every second never leaves 1.5 s of quiet
         s.note_change(float(t))
     job, _ = s.take(10.0)
-    assert job == Job("watch", False)  # due 10 s after the first change
+    assert job == Job("watch", False, only_changes=True)  # due 10 s after the first change
 
 
 def test_max_wait_never_shortens_the_debounce() -> None:
@@ -51,12 +51,12 @@ def test_retry_and_interval() -> None:
     s.start_interval(100.0)
     s.retry(130.0, "watch")
     assert s.take(120.0) == (None, 10.0)
-    assert s.take(130.0) == (Job("watch", False), None)
+    assert s.take(130.0) == (Job("watch", False), None)  # a retry, not a change
     assert s.take(131.0) == (None, 29.0)  # the interval clock was not reset by the retry
     assert s.take(160.0) == (Job("interval", False), None)
     assert s.next_interval == 220.0
-    s.note_change(161.0)
-    assert s.take(162.5) == (Job("change", False), None)  # the owner's name for it
+    s.note_change(161.0)  # reported under the owner's name
+    assert s.take(162.5) == (Job("change", False, only_changes=True), None)
 
 
 def test_no_interval_when_off() -> None:

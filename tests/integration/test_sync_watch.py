@@ -25,6 +25,7 @@ from engine.core import Engine
 from engine.events import SyncDone, SyncFailed, SyncProgress, SyncStarted, SyncStatus
 from engine.index.lock import writer_lock
 from engine.index.sync_service import DEBOUNCE_S, SyncService
+from engine.workspace.files import Workspace
 from tests.engine_fixtures import write
 from tests.integration.sync_support import EventLog, HashEmbedder, wait_until
 
@@ -404,3 +405,34 @@ def test_a_sync_error_is_reported_and_retried(watched, make_engine, workspace_di
     assert any("disk unavailable" in e for e in svc.state.errors)
     assert svc.state.last_error is None  # cleared by the successful retry
     assert hit_paths(eng, "retry") == {"MEMORY.md"}
+
+
+def test_a_watched_edit_syncs_only_the_reported_files(watched, workspace_dir, monkeypatch):
+    """After one listing sync, the watcher's file list is all a sync looks at; a folder
+    change (no complete file list) makes the next sync list the workspace again."""
+    write(workspace_dir, "memory/old.md", "The quince tree.\n")
+    eng, svc, log = watched()
+    assert [d.listed for d in log.of(SyncDone)] == [True]  # the start-up sync lists
+    log.clear()
+
+    calls: list[int] = []
+    original = Workspace.list_files
+
+    def counting(self):
+        calls.append(1)
+        return original(self)
+
+    monkeypatch.setattr(Workspace, "list_files", counting)
+    write(workspace_dir, "memory/new.md", "The kumquat grove.\n")
+    wait_until(lambda: hit_paths(eng, "kumquat") == {"memory/new.md"}, what="new file")
+    assert svc.wait_idle(60)
+    done = log.of(SyncDone)
+    assert done and not any(d.listed for d in done), done
+    assert calls == []
+    assert indexed(eng) == {"memory/old.md", "memory/new.md"}
+
+    log.clear()
+    write(workspace_dir, "memory/sub/deeper.md", "The loquat hedge.\n")  # a new folder
+    wait_until(lambda: hit_paths(eng, "loquat") == {"memory/sub/deeper.md"}, what="new folder")
+    assert svc.wait_idle(60)
+    assert any(d.listed for d in log.of(SyncDone)) and calls
