@@ -494,6 +494,9 @@ class Engine:
             return self._full_reindex(fp, reason, cancel)
 
     def _indexer(self, store: Store, cancel: threading.Event | None) -> Indexer:
+        # sqlite-vec's copy of the vectors is built at the end of a sync when this
+        # engine searches through it (else only past the numpy budget)
+        store.vec_requested = self.vector_path == "sqlite-vec"
         return Indexer(store, self.provider, self.ms, self.bus, cancel)
 
     def _full_reindex(

@@ -205,6 +205,9 @@ class Store:
         self.db = Database(snapshot_uri(self.path) if snapshot else self.path, binding=binding)
         self.fts_tokenizer = fts_tokenizer
         self.fts_external = False
+        #: build ``chunks_vec`` at the end of a sync even below the numpy budget (set
+        #: by an engine whose vector path is sqlite-vec)
+        self.vec_requested = False
         if not snapshot:
             self._set_up()
         self.vec: VecStatus = (
@@ -323,14 +326,15 @@ class Store:
         )
 
     def maintain_vec_table(self) -> None:
-        """Build ``chunks_vec`` once the vectors outgrow the numpy path's budget
-        (called after a sync, under the writer lock, so no search pays for it)."""
+        """Build ``chunks_vec`` once the vectors outgrow the numpy path's budget or
+        ``vec_requested`` (called after a sync, under the writer lock, so no search
+        pays for it)."""
         dims = self._vec_dims
         if (
             self.vec.loaded
             and dims
             and not self._vec_table_exists()
-            and self._embedded_count() * dims * 4 > NUMPY_BUDGET_BYTES
+            and (self.vec_requested or self._embedded_count() * dims * 4 > NUMPY_BUDGET_BYTES)
         ):
             self._ensure_vec_table(dims, create=True)
 
