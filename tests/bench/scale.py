@@ -24,6 +24,7 @@ Run: ``.venv/bin/python -m tests.bench.scale`` (``--sizes 1000,10000`` for a sub
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -32,12 +33,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
 from engine.index.chunking import chunk_markdown
+from engine.index.store import Store
 from engine.search.pipeline import SearchOptions, rank, retrieve
 from engine.workspace.files import Workspace
 from tests.bench import common, synthetic
@@ -142,7 +145,46 @@ def latency_suite(
     out["auto"] = {
         "hybrid": time_queries(engine, query_provider, queries, opts, "auto"),
     }
+    # Before issue 16: vector candidates' text scores looked up in a 1,000-row FTS5
+    # ranking (plus a second OR ranking). Same index, same queries, same process.
+    with before_per_row_bm25():
+        out["auto"]["hybrid_window"] = time_queries(
+            engine, query_provider, queries, opts, "auto"
+        )
     return out
+
+
+@contextlib.contextmanager
+def before_per_row_bm25() -> Iterator[None]:
+    """The retrieval as it was before ``Store.fts_ranks_of``: the long-window lookup."""
+    original = Store.can_rank_rows
+    Store.can_rank_rows = lambda self: False  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Store.can_rank_rows = original  # type: ignore[method-assign]
+
+
+def old_layout_mb(state: Path) -> float | None:
+    """The same index rewritten in the layout memdeck wrote before issue 16 (FTS5
+    with its own copy of the text, sqlite-vec's table filled): its size on disk."""
+    src = state / "index.memdeck.sqlite"
+    if not src.exists():
+        return None
+    with tempfile.TemporaryDirectory(dir=state.parent) as tmp:
+        copy = Path(tmp) / "index.memdeck.sqlite"
+        shutil.copyfile(src, copy)
+        store = Store(copy)
+        db = store.db
+        if store.fts_external:
+            db.execute("drop table chunks_fts")
+            db.execute("create virtual table chunks_fts using fts5(text, tokenize='unicode61')")
+            db.execute("insert into chunks_fts(rowid, text) select id, text from chunks")
+        if store.vec.loaded and store.dims and not store._vec_table_exists():
+            store._ensure_vec_table(store.dims, create=True)
+        db.execute("pragma wal_checkpoint(TRUNCATE)")
+        store.close()
+        return round(sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20, 1)
 
 
 def query_embed_latency(queries: list[str]) -> dict[str, Any]:
@@ -178,7 +220,9 @@ def newest_daily(ws: Path) -> Path:
     return daily[-1]
 
 
-def edit_to_searchable(engine: Engine, ws: Path, repeats: int = 5) -> dict[str, Any]:
+def edit_to_searchable(
+    engine: Engine, ws: Path, repeats: int = 5, *, listing: bool = True
+) -> dict[str, Any]:
     """Append a line with a unique word, sync, search until it is among the results.
 
     The file is restored afterwards so the cached workspace stays as generated.
@@ -196,7 +240,9 @@ def edit_to_searchable(engine: Engine, ws: Path, repeats: int = 5) -> dict[str, 
             with target.open("a", encoding="utf-8") as fh:
                 fh.write(f"- 23:5{i} Note: the {word} migration is parked until Monday.\n")
             t0 = time.perf_counter()
-            engine.sync(reason="edit")
+            # listing: what every sync did before issue 16; otherwise the file the
+            # watcher reports (the sync service's way since)
+            engine.sync(reason="edit", paths=None if listing else [target])
             t1 = time.perf_counter()
             found = False
             for _ in range(50):
@@ -248,11 +294,18 @@ def child_size(n: int, seed: int, n_queries: int) -> dict[str, Any]:
     common.log(f"{n}: query latency")
     result["latency"] = latency_suite(engine, qprov, queries)
     common.log(f"{n}: edit-to-searchable")
-    result["edit_hash_vectors"] = edit_to_searchable(engine, ws)
+    result["edit_hash_vectors"] = edit_to_searchable(engine, ws, listing=False)
+    result["edit_hash_vectors_listing"] = edit_to_searchable(engine, ws)
     engine.close()
     fts_engine = common.open_engine(ws, root / "state-fts", None)
-    result["edit_fts_only"] = edit_to_searchable(fts_engine, ws)
+    result["edit_fts_only"] = edit_to_searchable(fts_engine, ws, listing=False)
+    result["edit_fts_only_listing"] = edit_to_searchable(fts_engine, ws)
     fts_engine.close()
+    common.log(f"{n}: the old on-disk layout, for its size")
+    result["old_layout_mb"] = {
+        "fts": old_layout_mb(root / "state-fts"),
+        "hash": old_layout_mb(root / "state-hash"),
+    }
     result["peak_rss_mb"] = round(vm_hwm_mb(), 1)
     qprov.close()
     if n == min(SIZES):
@@ -463,8 +516,48 @@ def tables(sizes: dict[int, dict[str, Any]], model: dict[str, Any] | None) -> di
     out["edit"] = common.table(
         ["chunks", "index", "incremental sync ms", "search ms", "edit → searchable ms (p50)"],
         edit_rows,
-        title="Edit to searchable (append one line to a daily log; no watcher debounce)",
+        title=(
+            "Edit to searchable (append one line to a daily log; sync of that file"
+            " as the watcher reports it; no debounce)"
+        ),
     )
+    before_after = []
+    for n, r in sizes.items():
+        a = r["latency"]["auto"]
+        if "hybrid_window" not in a:
+            continue
+        old_mb = r.get("old_layout_mb", {})
+        before_after.append(
+            [
+                n,
+                lat(a["hybrid_window"]),
+                lat(a["hybrid"]),
+                lat(r["latency"]["fts-only"]),
+                r["edit_hash_vectors_listing"]["total_ms_p50"],
+                r["edit_hash_vectors"]["total_ms_p50"],
+                old_mb.get("hash"),
+                r["index_hash"]["index_mb"],
+                old_mb.get("fts"),
+                r["index_fts"]["index_mb"],
+            ]
+        )
+    if before_after:
+        out["before_after"] = common.table(
+            [
+                "chunks",
+                "hybrid p50/p95 ms before",
+                "after",
+                "FTS-only p50/p95 ms (unchanged path)",
+                "edit → searchable ms before (listing)",
+                "after (watcher's files)",
+                "index MB with vectors before (old layout)",
+                "after",
+                "index MB FTS-only before",
+                "after",
+            ],
+            before_after,
+            title="Issue 16, before and after, from one run (same index, queries, process)",
+        )
     if model:
         out["model"] = common.table(
             ["chunks", "raw llama.cpp chunks/s", "memdeck cold index chunks/s", "ratio", "threads"],
