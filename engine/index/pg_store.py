@@ -28,7 +28,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -291,16 +291,45 @@ class PgStore:
         return int(d) if d else None
 
     # -- files and chunks ------------------------------------------------------------
-    def files(self) -> dict[str, FileRecord]:
+    def files(self, paths: Collection[str] | None = None) -> dict[str, FileRecord]:
+        """Every indexed file, or only those among ``paths`` (an incremental sync)."""
         with self._conn() as c:
-            rows = c.execute(
-                "select path, source, hash, mtime, size, chunks, error from memdeck_files"
-                " where space = %s",
-                (self._space(c),),
-            ).fetchall()
+            if paths is None:
+                rows = c.execute(
+                    "select path, source, hash, mtime, size, chunks, error from memdeck_files"
+                    " where space = %s",
+                    (self._space(c),),
+                ).fetchall()
+            else:
+                rows = c.execute(
+                    "select path, source, hash, mtime, size, chunks, error from memdeck_files"
+                    " where space = %s and path = any(%s)",
+                    (self._space(c), list(paths)),
+                ).fetchall()
         return {
             r[0]: FileRecord(r[0], r[1], r[2], float(r[3]), int(r[4]), r[5], r[6]) for r in rows
         }
+
+    # -- SQLite-store hooks that have no PostgreSQL counterpart --------------------
+    #: set by the engine for SQLite's sqlite-vec table; pgvector has no second copy
+    vec_requested = False
+
+    def maintain_vec_table(self) -> None:
+        """Nothing to build: pgvector's HNSW index follows the rows by itself."""
+
+    def vec_table_consistent(self) -> bool:
+        """No sqlite-vec table here, so nothing can disagree with the rows."""
+        return True
+
+    def can_rank_rows(self) -> bool:
+        """No per-row bm25 here (``Store.fts_ranks_of``): a hybrid search reads the
+        longer keyword ranking instead."""
+        return False
+
+    def fts_ranks_of(
+        self, words: Sequence[str], ids: Sequence[int], *, require_all: bool
+    ) -> dict[int, float] | None:
+        return None
 
     def replace_file(
         self,
