@@ -285,6 +285,13 @@ class PgStore:
                 f" where dims = {dims}"
             )
 
+    def vec_table_consistent(self) -> bool:
+        """Always: PostgreSQL maintains the HNSW index inside each transaction."""
+        return True
+
+    def rebuild_vec_table(self) -> None:
+        """Nothing to rebuild (see :meth:`vec_table_consistent`)."""
+
     @property
     def dims(self) -> int | None:
         d = self.get_meta("dims")

@@ -72,6 +72,18 @@ def test_search_answers_match_sqlite(tmp_path: Path, pg_dsn: str) -> None:
         assert st.vector == "pgvector" and st.chunks == lite.status().chunks
         assert "namespace main" in st.index and not st.dirty
         assert pg.db_integrity() == "ok"
+        # an incremental sync: one file edited, one removed
+        write(ws, "memory/2026-02-20.md", "The cat ate the new wombat treats.\n")
+        (ws / "memory" / "gtd" / "NEXT.md").unlink()
+        for eng in (lite, pg):
+            done = eng.sync()
+            assert done.files_indexed == 1 and done.files_removed == 1 and not done.full
+        again_lite, again_pg = _answers(lite), _answers(pg)
+        for q in QUERIES:
+            assert sorted(again_pg[q]) == sorted(again_lite[q]), q
+        hits = pg.search("wombat", today=FIXED_TODAY).results
+        assert [h.path for h in hits][:1] == ["memory/2026-02-20.md"]
+        assert "memory/gtd/NEXT.md" not in pg.store.files()
     finally:
         lite.close()
         pg.close()
