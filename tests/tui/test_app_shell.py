@@ -115,7 +115,7 @@ def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app, tmp_path) 
 
 
 def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
-    ui = UISettings(keymap={"search.focus": "ctrl+l", "search.mode": "f11", "bogus.id": "x"})
+    ui = UISettings(keymap={"search.focus": "ctrl+l", "search.mode": "f12", "bogus.id": "x"})
     app = make_app(fts_engine, ui_settings=ui)
 
     async def go(pilot: Pilot) -> None:
@@ -132,7 +132,7 @@ def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
         assert by_id["search.focus"][1] == "ctrl+l"
         assert by_id["search.focus"][0] == "Everywhere"
         assert by_id["search.slash"][0] == "Outside text fields"
-        assert by_id["search.mode"][1] == "f11"
+        assert by_id["search.mode"][1] == "f12"
         assert by_id["editor.save"][1] == "ctrl+s"
         assert by_id["app.help"][1] == "f1" and by_id["app.help_key"][1] == "?"
         await pilot.press("escape")
@@ -143,10 +143,10 @@ def test_help_lists_every_key_with_remaps(fts_engine, make_app) -> None:
         await pilot.press("ctrl+l")
         assert app.focused is app.search_pane.query_one("#search-input", Input)
         await search(pilot, "invoice cron")
-        await pilot.press("f11")
+        await pilot.press("f12")
         assert app.search_pane.options.mode == "fts" and app.search_pane.outcome.mode == "fts"
         toggles = plain(app.search_pane.query_one("#search-toggles", Static).content)
-        assert toggles.startswith("F11")
+        assert toggles.startswith("F12")
 
     drive(app, go)
 

@@ -19,7 +19,7 @@ def test_theme_chosen_with_ctrl_t_survives_a_restart(fts_engine, make_app, tmp_p
     settings = tmp_path / "mdh" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(
-        '// mine\n{\n  keymap: {"search.mode": "f11"},  // my keys\n'
+        '// mine\n{\n  keymap: {"search.mode": "f12"},  // my keys\n'
         "  layout: {treeWidth: 30},\n}\n",
         encoding="utf-8",
     )
@@ -35,7 +35,7 @@ def test_theme_chosen_with_ctrl_t_survives_a_restart(fts_engine, make_app, tmp_p
     assert "// my keys" in text and "// mine" in text  # the user's comments stay
     loaded = load_ui_settings(settings)
     assert loaded.theme == "memdeck-light" and loaded.problems == ()
-    assert loaded.keymap == {"search.mode": "f11"} and loaded.layout.tree_width == 30
+    assert loaded.keymap == {"search.mode": "f12"} and loaded.layout.tree_width == 30
 
     second = make_app(fts_engine, ui_settings=loaded, env=env)
 
