@@ -70,8 +70,13 @@ create table if not exists memdeck_embedding_cache (
     primary key (provider, model, provider_key, hash)
 );
 create index if not exists memdeck_embedding_cache_age on memdeck_embedding_cache (updated_at);
+create table if not exists memdeck_space_stats (
+    space text primary key, chunks bigint not null, terms bigint not null
+);
 """
 
+#: every table whose rows belong to one space (dropped together)
+_SPACE_TABLES = ("memdeck_chunks", "memdeck_files", "memdeck_meta", "memdeck_space_stats")
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.:@/-]{1,200}$")
 
 
@@ -285,10 +290,6 @@ class PgStore:
                 f" where dims = {dims}"
             )
 
-    def vec_table_consistent(self) -> bool:
-        """Always: PostgreSQL maintains the HNSW index inside each transaction."""
-        return True
-
     def rebuild_vec_table(self) -> None:
         """Nothing to rebuild (see :meth:`vec_table_consistent`)."""
 
@@ -368,7 +369,14 @@ class PgStore:
             )  # fmt: skip
         with self._conn() as c:
             space = self._space(c)
-            c.execute("delete from memdeck_chunks where space = %s and path = %s", (space, path))
+            gone = c.execute(
+                "with d as (delete from memdeck_chunks where space = %s and path = %s"
+                " returning ntok) select count(*), coalesce(sum(ntok), 0) from d",
+                (space, path),
+            ).fetchone()
+            self._add_stats(
+                c, space, len(rows) - int(gone[0]), sum(r[9] for r in rows) - int(gone[1])
+            )
             with c.cursor() as cur:
                 cur.executemany(
                     "insert into memdeck_chunks(space, path, source, start_line, end_line, hash,"
@@ -397,9 +405,12 @@ class PgStore:
         paths = list(paths)
         with self._conn() as c:
             space = self._space(c)
-            c.execute(
-                "delete from memdeck_chunks where space = %s and path = any(%s)", (space, paths)
-            )
+            gone = c.execute(
+                "with d as (delete from memdeck_chunks where space = %s and path = any(%s)"
+                " returning ntok) select count(*), coalesce(sum(ntok), 0) from d",
+                (space, paths),
+            ).fetchone()
+            self._add_stats(c, space, -int(gone[0]), -int(gone[1]))
             c.execute(
                 "delete from memdeck_files where space = %s and path = any(%s)", (space, paths)
             )
@@ -546,13 +557,25 @@ class PgStore:
             ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    @staticmethod
+    def _add_stats(c: Any, space: str, chunks: int, terms: int) -> None:
+        """Keep bm25's N and total length per space in step, in the writing transaction
+        (counting them per query would scan the whole namespace)."""
+        c.execute(
+            "insert into memdeck_space_stats(space, chunks, terms) values (%s, %s, %s)"
+            " on conflict (space) do update set chunks = memdeck_space_stats.chunks"
+            " + excluded.chunks, terms = memdeck_space_stats.terms + excluded.terms",
+            (space, chunks, terms),
+        )
+
     def _doc_stats(self, c: Any, space: str) -> tuple[int, float]:
         """N and the average chunk length in terms (bm25's avgdl), all sources."""
-        n, avg = c.execute(
-            "select count(*), coalesce(avg(ntok), 0) from memdeck_chunks where space = %s",
-            (space,),
+        row = c.execute(
+            "select chunks, terms from memdeck_space_stats where space = %s", (space,)
         ).fetchone()
-        return int(n), max(float(avg), 1e-9)
+        if row is None or int(row[0]) <= 0:
+            return 0, 1e-9
+        return int(row[0]), max(float(row[1]) / float(row[0]), 1e-9)
 
     def _doc_counts(
         self, c: Any, space: str, phrases: Sequence[tuple[str, ...]]
@@ -635,14 +658,14 @@ class PgStore:
                 (self.namespace, new_space, time.time()),
             )
             if old and old != new_space:
-                for table in ("memdeck_chunks", "memdeck_files", "memdeck_meta"):
+                for table in _SPACE_TABLES:
                     c.execute(f"delete from {table} where space = %s", (old,))
 
     def drop_space(self) -> None:
         """Delete this build target's rows (a failed or cancelled reindex)."""
         assert self._fixed_space is not None
         with self._conn() as c:
-            for table in ("memdeck_chunks", "memdeck_files", "memdeck_meta"):
+            for table in _SPACE_TABLES:
                 c.execute(f"delete from {table} where space = %s", (self._fixed_space,))
 
     def drop_orphan_spaces(self) -> int:
@@ -653,7 +676,7 @@ class PgStore:
         with self._conn() as c:
             live = self._space(c)
             n = 0
-            for table in ("memdeck_chunks", "memdeck_files", "memdeck_meta"):
+            for table in _SPACE_TABLES:
                 cur = c.execute(
                     f"delete from {table} where starts_with(space, %s) and space <> %s",
                     (prefix, live),

@@ -140,6 +140,12 @@ def test_replace_remove_and_meta_updates(both) -> None:
     assert _by_place(pg, pg.fts_search('"heron"', 5, ["memory"]))[0][:2] == ("MEMORY.md", 1)
     assert pg.fts_search('"kingfisher"', 5, ["memory"]) == []
     assert pg.integrity() == "ok"
+    for q in QUERIES:  # bm25's N and average length followed the changes
+        want = _by_place(lite, lite.fts_search(q, 20, ["memory"]))
+        got = _by_place(pg, pg.fts_search(q, 20, ["memory"]))
+        assert [g[:2] for g in got] == [w[:2] for w in want], q
+        assert np.allclose([g[2] for g in got], [w[2] for w in want], rtol=1e-6, atol=1e-12), q
+    assert pg.fts_row_count() == lite.fts_row_count() == 4
 
 
 def test_namespaces_do_not_see_each_other(both, pg_dsn: str) -> None:
