@@ -573,7 +573,17 @@ class PgStore:
         row = c.execute(
             "select chunks, terms from memdeck_space_stats where space = %s", (space,)
         ).fetchone()
-        if row is None or int(row[0]) <= 0:
+        if row is None:  # a space written before the stats table existed: count once
+            row = c.execute(
+                "select count(*), coalesce(sum(ntok), 0) from memdeck_chunks where space = %s",
+                (space,),
+            ).fetchone()
+            c.execute(
+                "insert into memdeck_space_stats(space, chunks, terms) values (%s, %s, %s)"
+                " on conflict (space) do nothing",
+                (space, int(row[0]), int(row[1])),
+            )
+        if int(row[0]) <= 0:
             return 0, 1e-9
         return int(row[0]), max(float(row[1]) / float(row[0]), 1e-9)
 

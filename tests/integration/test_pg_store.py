@@ -110,6 +110,10 @@ def test_keyword_ranks_are_fts5_bm25(both) -> None:
     assert pg.fts_row_count() == lite.fts_row_count() == 8
     words = ["the", "Atlas", "zoe", "nothing"]
     assert pg.term_doc_counts(words) == lite.term_doc_counts(words)
+    before = pg.fts_search('"atlas"', 20, ["memory"])
+    with psycopg.connect(pg.dsn, autocommit=True) as conn:  # a space from before the stats
+        conn.execute("delete from memdeck_space_stats")
+    assert pg.fts_search('"atlas"', 20, ["memory"]) == before and pg.fts_row_count() == 8
 
 
 def test_vector_search_matches_exact_cosine(both) -> None:
