@@ -158,6 +158,24 @@ async def stdio_run(ws: Path, env: dict[str, str], queries: list[str]) -> dict[s
     }
 
 
+def in_process_run(
+    config: Path, ws: Path, env: dict[str, str], queries: list[str]
+) -> dict[str, Any]:
+    """The same memory_search calls on an engine in this process: the engine's share."""
+    from engine.tools import memory_search
+
+    engine = Engine(load_settings(config_path=config, workspace=ws, env=env))
+    for q in queries[:5]:
+        memory_search(engine, q, client="bench-in-process")
+    times: list[float] = []
+    for q in queries:
+        t0 = time.perf_counter()
+        memory_search(engine, q, client="bench-in-process")
+        times.append((time.perf_counter() - t0) * 1000)
+    engine.close()
+    return {"per_call_ms": percentiles(times)}
+
+
 def cli_run(ws: Path, env: dict[str, str], queries: list[str]) -> dict[str, Any]:
     times: list[float] = []
     modes = set()
@@ -255,13 +273,16 @@ def main() -> None:
     ap.add_argument("--cli-calls", type=int, default=10, help="`memdeck search` processes")
     ap.add_argument("--clients", type=int, default=100, help="concurrent HTTP clients")
     ap.add_argument("--per-client", type=int, default=20, help="calls per HTTP client")
+    ap.add_argument("--out", default="mcp_latency", help="results file name (without .json)")
     args = ap.parse_args()
     root = common.CACHE_DIR / "synthetic" / f"{N_CHUNKS}-{SEED}"
     machine_before = common.machine_info()
-    ws, _config, env = prepare(root)
+    ws, config, env = prepare(root)
     queries = synthetic.queries(max(args.calls, 50), SEED)
     common.log(f"stdio: {args.calls} memory_search calls through the SDK client")
     stdio = anyio.run(stdio_run, ws, env, queries[: args.calls])
+    common.log(f"in-process: {args.calls} memory_search calls on an engine in this process")
+    in_process = in_process_run(config, ws, env, queries[: args.calls])
     common.log(f"cli: {args.cli_calls} `memdeck search --json` processes")
     cli = cli_run(ws, env, queries[: args.cli_calls])
     common.log(f"http: {args.clients} clients x {args.per_client} calls")
@@ -271,19 +292,21 @@ def main() -> None:
         "workspace_chunks": N_CHUNKS,
         "stored_vectors": "HashEmbedder rows under MiniLM's fingerprint; queries by real MiniLM",
         "stdio": stdio,
+        "in_process": in_process,
         "cli": cli,
         "cli_p50_over_stdio_p50": speedup,
         "http": http,
         "machine_before": machine_before,
         "machine_after": common.machine_info(),
     }
-    out = common.write_results("mcp_latency", payload)
+    out = common.write_results(args.out, payload)
     common.table(
         ["path", "p50 ms", "p95 ms", "n", "errors"],
         [
             ["stdio MCP (SDK client)", *_row(stdio["per_call_ms"]), stdio["errors"]],
+            ["engine in-process (reference)", *_row(in_process["per_call_ms"]), 0],
             ["memdeck search process", *_row(cli["per_call_ms"]), 0],
-            ["HTTP MCP, 100 clients", *_row(http["per_call_ms"]), http["errors"]],
+            [f"HTTP MCP, {args.clients} clients", *_row(http["per_call_ms"]), http["errors"]],
         ],
         title=f"memory_search on {N_CHUNKS} chunks (MiniLM queries); CLI/stdio p50 {speedup}x",
     )
