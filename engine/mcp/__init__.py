@@ -1,4 +1,4 @@
-"""``memdeck mcp``: the memory tools served over the Model Context Protocol (SPEC §14).
+"""``memdeck mcp``: the memory tools served over the Model Context Protocol.
 
 ``schemas`` holds what a model reads (tool names, descriptions, argument
 schemas); ``calls`` turns a validated call into an engine call; ``server``
