@@ -553,7 +553,7 @@ class Engine:
                 self.source_files(), reason=reason, full=True, publish_done=False
             )
 
-        done = full_reindex(
+        done: SyncDone = full_reindex(
             self.store,  # type: ignore[arg-type]
             build,
             fp,
@@ -782,7 +782,7 @@ class Engine:
     def db_integrity(self) -> str:
         """``pragma integrity_check`` of the live index ("ok" when healthy)."""
         if self.pg is not None:
-            return self.store.integrity()  # type: ignore[attr-defined]
+            return str(self.store.integrity())  # type: ignore[attr-defined]
         rows = self.store.db.execute("pragma integrity_check")
         return "; ".join(str(r[0]) for r in rows)
 

@@ -180,9 +180,9 @@ class PgStore:
                         c.execute(_SCHEMA)
                     finally:
                         c.execute("select pg_advisory_unlock(7210001)")
-                version = str(c.execute("show server_version").fetchone()[0])
+                version = str(_one(c.execute("show server_version").fetchone()))
                 vext = c.execute("select extversion from pg_extension where extname='vector'")
-                vec_version = str(vext.fetchone()[0])
+                vec_version = str(_one(vext.fetchone()))
         except psycopg.Error as exc:
             raise PgStoreError(self._problem(exc)) from exc
         self.db = _PgInfo("psycopg " + psycopg.__version__, "PostgreSQL " + version)
@@ -746,6 +746,13 @@ class PgStore:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.pool.close()
+
+
+def _one(row: tuple[Any, ...] | None) -> Any:
+    """The single value of a one-row, one-column answer."""
+    if row is None:
+        raise PgStoreError("the server returned no row")
+    return row[0]
 
 
 def _idf(total: int, n: int) -> float:
