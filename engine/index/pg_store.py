@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import threading
 import time
@@ -217,10 +218,16 @@ class PgStore:
         )
 
     @contextlib.contextmanager
-    def _conn(self) -> Iterator[Any]:
-        """A pooled connection inside one transaction; errors come out masked."""
+    def _conn(self, *, snapshot: bool = False) -> Iterator[Any]:
+        """A pooled connection inside one transaction; errors come out masked.
+
+        ``snapshot``: every statement sees the same committed state (repeatable
+        read), so bm25's N and each term's n come from one moment even while a
+        writer commits."""
         try:
             with self.pool.connection() as conn, conn.transaction():
+                if snapshot:
+                    conn.execute("set transaction isolation level repeatable read")
                 yield conn
         except self._psycopg.Error as exc:
             raise PgStoreError(self._problem(exc)) from exc
@@ -530,7 +537,7 @@ class PgStore:
         if parsed is None:
             return []
         tsquery, phrases, _op = parsed
-        with self._conn() as c:
+        with self._conn(snapshot=True) as c:
             space = self._space(c)
             total, avgdl = self._doc_stats(c, space)
             if total == 0:
@@ -756,8 +763,8 @@ def _one(row: tuple[Any, ...] | None) -> Any:
 
 
 def _idf(total: int, n: int) -> float:
-    value = float(np.log((total - n + 0.5) / (n + 0.5)))
-    return value if value > 0 else IDF_FLOOR
+    ratio = (total - n + 0.5) / (n + 0.5)
+    return math.log(ratio) if ratio > 1 else IDF_FLOOR
 
 
 def _array(value: Any) -> np.ndarray:
