@@ -479,7 +479,8 @@ class Engine:
         if force or self.store.fingerprint() != fp:
             return self._full_reindex(fp, reason, cancel)
         try:
-            if not self.store.vec_table_consistent():  # a cheap moment: we hold the lock
+            # a cheap moment: we hold the lock (counts only for the watcher's files)
+            if not self.store.vec_table_consistent(deep=paths is None):
                 self._rebuild_vec_table("found at sync")
             changed = None if paths is None else self.changed_source_files(paths)
             if changed is not None and paths is not None:

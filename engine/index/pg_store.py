@@ -297,6 +297,10 @@ class PgStore:
                 f" where dims = {dims}"
             )
 
+    def vec_table_consistent(self, *, deep: bool = True) -> bool:
+        """Always: PostgreSQL maintains the HNSW index inside each transaction."""
+        return True
+
     def rebuild_vec_table(self) -> None:
         """Nothing to rebuild (see :meth:`vec_table_consistent`)."""
 
@@ -331,10 +335,6 @@ class PgStore:
 
     def maintain_vec_table(self) -> None:
         """Nothing to build: pgvector's HNSW index follows the rows by itself."""
-
-    def vec_table_consistent(self) -> bool:
-        """No sqlite-vec table here, so nothing can disagree with the rows."""
-        return True
 
     def can_rank_rows(self) -> bool:
         """No per-row bm25 here (``Store.fts_ranks_of``): a hybrid search reads the
