@@ -58,6 +58,18 @@ def test_cli_index_status_search_on_postgres(
     hits = json.loads(r.stdout)["results"]
     assert hits[0]["path"] == "MEMORY.md"
     assert not (state / "memory").exists() or not list((state / "memory").glob("*.sqlite"))
+    import psycopg
+
+    def live_space() -> str:
+        with psycopg.connect(pg_dsn) as conn:
+            return str(conn.execute("select space from memdeck_namespaces").fetchone()[0])
+
+    before = live_space()
+    r = memdeck("index", "--force", "--json")  # a new generation, then one switch
+    assert r.returncode == 0, r.stderr
+    assert live_space() != before
+    st = json.loads(memdeck("status", "--json").stdout)
+    assert st["chunks"] == 2 and st["dirty"] is False
 
     env["MEMDECK_PG_DSN"] = f"postgresql://postgres:{SECRET}@127.0.0.1:1/nowhere"
     r = memdeck("status")  # nothing listens on port 1: a clear error, password masked
