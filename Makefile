@@ -4,7 +4,8 @@ PY ?= .venv/bin/python
 BIN ?= .venv/bin
 
 .PHONY: check test lint imports typecheck snapshots
-.PHONY: bench bench-quality bench-locomo bench-cranfield bench-scale bench-scale-quick bench-sync
+.PHONY: bench bench-quality bench-locomo bench-cranfield bench-offtopic bench-calibrate
+.PHONY: bench-scale bench-scale-quick bench-sync
 
 check:
 	bash scripts/test.sh
@@ -29,15 +30,25 @@ snapshots:
 # Benchmarks (see README "Benchmarks"). Data: ../shared/bench (or $MEMDECK_BENCH_DATA);
 # a benchmark whose data or model is absent prints SKIP and exits 0.
 
-bench: bench-quality bench-scale bench-sync
+bench: bench-quality bench-locomo bench-cranfield bench-offtopic bench-scale bench-sync
 
-bench-quality: bench-locomo bench-cranfield
+# the default ranking against its targets: one table (LoCoMo, off-topic, Cranfield)
+bench-quality:
+	$(PY) -m tests.bench.quality
 
 bench-locomo:
 	$(PY) -m tests.bench.locomo
 
 bench-cranfield:
 	$(PY) -m tests.bench.cranfield
+
+# Cranfield queries and nonsense strings against the LoCoMo workspaces
+bench-offtopic:
+	$(PY) -m tests.bench.offtopic
+
+# the calibrated fusion's κ grid on LoCoMo conversations 0-4 only
+bench-calibrate:
+	$(PY) -m tests.bench.calibrate
 
 bench-scale:
 	$(PY) -m tests.bench.scale

@@ -78,7 +78,7 @@ MEMORY_SEARCH_KEYS: dict[str, Any] = {
     "store": {
         "driver": None,
         "path": None,
-        "vector": {"enabled": None, "extensionPath": None},
+        "vector": {"enabled": None, "extensionPath": None, "lines": None},
         "fts": {"tokenizer": None},
     },
     "sync": {
@@ -210,6 +210,11 @@ def _build_store(ms: ConfigReader, agent_id: str) -> StoreSettings:
         path=resolved,
         vector_enabled=ms.boolean(("store", "vector", "enabled"), _DEFAULT.store.vector_enabled),
         extension_path=str(extension) if extension else None,
+        line_vectors=(
+            None
+            if ms.get(("store", "vector", "lines")) is MISSING
+            else ms.boolean(("store", "vector", "lines"), False)
+        ),
         fts_tokenizer=ms.choice(
             ("store", "fts", "tokenizer"), FTS_TOKENIZERS, _DEFAULT.store.fts_tokenizer
         ),

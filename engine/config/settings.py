@@ -33,7 +33,7 @@ PROVIDERS = ("auto", "openai", "gemini", "voyage", "mistral", "ollama", "local",
 #: How a search combines its sides: both (hybrid), keywords only, vectors only.
 SearchMode = Literal["hybrid", "fts", "vector"]
 #: How the text and vector scores of a hybrid search become one score.
-Fusion = Literal["weighted", "normalized", "rrf", "geometric"]
+Fusion = Literal["weighted", "normalized", "rrf", "geometric", "calibrated"]
 #: How ``fusion = "normalized"`` rescales each side before the weighted sum.
 Normalization = Literal["minmax", "zscore"]
 #: What MMR measures redundancy with.
@@ -97,7 +97,7 @@ class HybridSettings:
     text_weight: float = 0.3
     candidate_multiplier: int = 4
     # "weighted" is OpenClaw's raw sum; "geometric" won on LoCoMo (README "Benchmarks").
-    fusion: Fusion = "geometric"
+    fusion: Fusion = "calibrated"
     normalization: Normalization = "minmax"  # or "zscore", for fusion="normalized"
     rrf_k: int = 60
     mmr: MMRSettings = field(default_factory=MMRSettings)
@@ -154,6 +154,10 @@ class StoreSettings:
     vector_enabled: bool = True
     extension_path: str | None = None
     fts_tokenizer: str = "unicode61"  # or "trigram"
+    #: memdeck extension ``store.vector.lines``: also embed every line of each chunk
+    #: (``engine.index.line_vectors``), read by the ``calibrated`` fusion. None
+    #: (unset) = only with the local provider, where it costs time but no money
+    line_vectors: bool | None = None
 
 
 @dataclass(frozen=True)

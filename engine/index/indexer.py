@@ -30,6 +30,7 @@ from engine.embeddings.batch import EmbeddingsDeferred
 from engine.embeddings.multimodal import media_label, media_types, multimodal_scope
 from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStarted
 from engine.index.chunking import chunk_markdown
+from engine.index.line_vectors import embed_missing_lines
 from engine.index.store import SCHEMA_VERSION, NewChunk, Store
 from engine.workspace.files import (
     MAX_INDEX_BYTES,
@@ -221,6 +222,7 @@ class Indexer:
                 pending, pending_chunks = [], 0
         if pending:
             self._flush(pending, stats, len(changed), len(changed))
+        self._embed_lines(stats)
         if self.ms.cache.enabled:
             self.store.cache_prune(self.ms.cache.max_entries)
         self.store.maintain_vec_table()
@@ -240,6 +242,29 @@ class Indexer:
         return done_event
 
     # -- steps ---------------------------------------------------------------
+    def _embed_lines(self, stats: SyncStats) -> None:
+        """Line vectors for chunks that have none (``engine.index.line_vectors``).
+
+        On by default with the local provider only (``store.vector.lines``): for
+        a paid API it would double the embedding bill. A provider failure here is
+        reported like any embedding failure and leaves the chunks without line
+        vectors (search then uses the chunk's own cosine); the next sync retries.
+        """
+        if self.provider is None or self.store.dims is None:
+            return
+        wanted = self.ms.store.line_vectors
+        if not (self.provider.id == "local" if wanted is None else wanted):
+            return
+        try:
+            embed_missing_lines(
+                self.store,
+                self.provider,
+                use_cache=self.ms.cache.enabled,
+                check_cancel=self._check_cancel,
+            )
+        except (ProviderError, EmbeddingsDeferred) as exc:
+            self._error(stats, "(provider)", f"line embedding failed: {exc}")
+
     def _read(self, f: SourceFile, stats: SyncStats) -> tuple[SourceFile, bytes] | None:
         """The file's bytes and its size/mtime, all from one descriptor opened without
         following symlinks and checked (regular file, one link; ``safe_open``). The

@@ -47,6 +47,11 @@ create table if not exists embedding_cache (
     primary key (provider, model, provider_key, hash)
 );
 create index if not exists embedding_cache_age on embedding_cache(updated_at);
+create table if not exists line_vectors (
+    chunk_hash text not null, model text not null, dims integer not null,
+    lines integer not null, vectors blob not null,
+    primary key (chunk_hash, model)
+);
 """
 
 
@@ -511,6 +516,64 @@ class Store:
             )
             if r[1] is not None
         }
+
+    # -- line vectors (memdeck extension: one vector per line of a chunk) ----------
+    def chunk_hashes(self, ids: Sequence[int]) -> dict[int, str]:
+        """Content hash of each chunk (the key of its line vectors)."""
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {
+            int(r[0]): str(r[1])
+            for r in self.db.execute(
+                f"select id, hash from chunks where id in ({marks})", list(ids)
+            )
+        }
+
+    def line_vectors(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
+        """chunk hash → (lines × dims) matrix of its line vectors, for ``model``."""
+        out: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for h, dims, lines, blob in self.db.execute(
+                "select chunk_hash, dims, lines, vectors from line_vectors"
+                f" where model = ? and chunk_hash in ({marks})",
+                [model, *part],
+            ):
+                out[h] = np.frombuffer(blob, dtype=np.float32).reshape(lines, dims)
+        return out
+
+    def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
+        """(hash, text) of the text chunks whose line vectors are not stored yet."""
+        return [
+            (str(r[0]), str(r[1]))
+            for r in self.db.execute(
+                "select distinct c.hash, c.text from chunks c where c.hash not like 'media:%'"
+                " and not exists (select 1 from line_vectors l"
+                " where l.chunk_hash = c.hash and l.model = ?)",
+                (model,),
+            )
+        ]
+
+    def put_line_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        with self.db.transaction():
+            for h, mat in vectors.items():
+                mat = np.ascontiguousarray(mat, dtype=np.float32)
+                self.db.execute(
+                    "insert or replace into line_vectors(chunk_hash, model, dims, lines, vectors)"
+                    " values (?,?,?,?,?)",
+                    (h, model, int(mat.shape[1]), int(mat.shape[0]), mat.tobytes()),
+                )
+
+    def prune_line_vectors(self) -> int:
+        """Drop line vectors of chunks no longer in the index (any model)."""
+        before = self.db.scalar("select count(*) from line_vectors") or 0
+        self.db.execute(
+            "delete from line_vectors where chunk_hash not in (select hash from chunks)"
+        )
+        return int(before) - int(self.db.scalar("select count(*) from line_vectors") or 0)
 
     def counts(self) -> dict[str, int]:
         return {

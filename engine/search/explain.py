@@ -153,6 +153,12 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
         return Line(f"(1÷({rrf_k}+{pos}))÷(1÷({rrf_k}+1))", fmt(comp))
     if value is None:
         return None
+    if c.fusion == "calibrated":
+        if side == "vector":
+            return Line(f"max(0, {fmt(value)})", fmt(comp)) if value < 0 else None
+        if ref is None:
+            return None
+        return Line(f"min(1, {fmt(value)} ÷ ({_exact(ref[0])} × {fmt(ref[1])}))", fmt(comp))
     if c.fusion == "geometric":
         if ref is None:
             return None
@@ -175,8 +181,8 @@ def all_lines(c: Candidate, options: SearchOptions) -> list[Line]:
         if line is not None:
             lines.append(line)
     extra = [decay_line(c, options.half_life_days), mmr_line(c, options.mmr_lambda)]
-    if c.fusion != "geometric":
-        # the geometric fusion uses −bm25 itself, not the mapped text score
+    if c.fusion not in ("geometric", "calibrated"):
+        # these fusions use −bm25 itself, not the mapped text score
         extra.append(text_map_line(c))
     return lines + [line for line in extra if line is not None]
 

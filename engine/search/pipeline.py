@@ -36,6 +36,7 @@ from engine.config.settings import (
 )
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.index.db import CorruptIndexError, DatabaseError
+from engine.index.line_vectors import best_lines
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import explain, scoring
@@ -132,6 +133,11 @@ class Retrieval:
     #: OpenClaw's rule that a side which did not list a chunk counts 0.
     text_ranks: dict[int, float] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
+    #: hybrid only: each candidate's line most similar to the query, as (file line,
+    #: cosine), from the stored line vectors (``engine.index.line_vectors``), and
+    #: the summed FTS5 idf of the query's words; the "calibrated" fusion uses them
+    line_hits: dict[int, tuple[int, float]] = field(default_factory=dict)
+    query_idf_sum: float = 0.0
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
     bm25_idf_scale: float = 1.0
@@ -165,6 +171,8 @@ class Candidate:
     text_ref: tuple[float, ...] | None = None
     vector_ref: tuple[float, ...] | None = None
     normalization: str = "minmax"
+    #: calibrated fusion: the file line whose vector is closest to the query
+    best_line: int | None = None
     vector_weight: float = 0.0
     text_weight: float = 0.0
     fused_score: float = 0.0  # weighted score before decay
@@ -371,6 +379,24 @@ def retrieve(
     else:
         fts_extra = vec_extra = 0.0
     rows = store.chunk_rows(ids)
+    line_hits: dict[int, tuple[int, float]] = {}
+    idf_sum = 0.0
+    if complete and qvec is not None and provider is not None:
+        tl = time.perf_counter()
+        hashes = store.chunk_hashes(list(rows))
+        line_hits = best_lines(
+            store,
+            provider,
+            qvec,
+            {cid: (hashes[cid], r.text, r.start_line) for cid, r in rows.items() if cid in hashes},
+        )
+        vec_extra += time.perf_counter() - tl
+    if complete and store.fts_available:
+        words = list(dict.fromkeys(query_tokens(query)))
+        if words:
+            total = store.fts_row_count()
+            counts = store.term_doc_counts(words)
+            idf_sum = sum(scoring.fts5_idf(counts.get(w, 0), total) for w in words)
     vectors = store.chunk_vectors(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
     paths = {r.path for r in rows.values()}
     mtimes = store.file_mtimes(sorted(paths))
@@ -392,6 +418,8 @@ def retrieve(
         text_ranks=text_ranks,
         cosines=cosines,
         bm25_idf_scale=idf_scale,
+        line_hits=line_hits,
+        query_idf_sum=idf_sum,
     )
 
 
@@ -607,6 +635,7 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
             return None
         c = Candidate(cid, row.path, row.source, row.start_line, row.end_line, row.text, ())
         c.vector_weight, c.text_weight = plan.vector_weight, plan.text_weight
+        c.fusion = plan.fusion
         cands[cid] = c
         return c
 
@@ -625,7 +654,8 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
         c.lists += ("vector",)
         c.vector_position = pos
         c.vector_score = scoring.quantize(float(sim))
-    if plan.fusion == "geometric":
+    if plan.fusion in ("geometric", "calibrated"):
+        idf_sum = scoring.quantize(retrieval.query_idf_sum)
         for c in cands.values():
             c.fusion = plan.fusion
             if c.bm25_rank is None and c.chunk_id in retrieval.text_ranks:
@@ -633,6 +663,15 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
                 c.text_score = scoring.quantize(scoring.bm25_rank_to_score(c.bm25_rank))
             if c.vector_score is None and c.chunk_id in retrieval.cosines:
                 c.vector_score = scoring.quantize(retrieval.cosines[c.chunk_id])
+            if plan.fusion == "calibrated":
+                c.text_input = -c.bm25_rank if c.bm25_rank is not None and c.bm25_rank < 0 else 0.0
+                c.text_ref = (scoring.CALIBRATED_TEXT_SCALE, idf_sum) if idf_sum > 0 else None
+                line = retrieval.line_hits.get(c.chunk_id)
+                if line is not None:
+                    c.best_line = line[0]
+                    c.vector_input = scoring.quantize(line[1])
+                else:
+                    c.vector_input = c.vector_score
     return list(cands.values())
 
 
@@ -767,6 +806,18 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
                 q(scoring.rrf_score(c.vector_position, options.rrf_k) / top)
                 if c.vector_position
                 else None
+            )
+        return
+    if fusion == "calibrated":
+        # Absolute sides (see scoring.calibrated_text/calibrated_vector): the best
+        # line's cosine, and the share of the query's idf the chunk's bm25 reaches.
+        for c in cands:
+            c.vector_component = (
+                None if c.vector_input is None else q(scoring.calibrated_vector(c.vector_input))
+            )
+            scale = c.text_ref
+            c.text_component = (
+                0.0 if scale is None else q(scoring.calibrated_text(c.text_input or 0.0, scale[1]))
             )
         return
     if fusion == "geometric":

@@ -30,9 +30,12 @@ __all__ = [
     "MMRPick",
     "age_days",
     "bm25_rank_to_score",
+    "calibrated_text",
+    "calibrated_vector",
     "candidate_count",
     "date_from_path",
     "decay_multiplier",
+    "fts5_idf",
     "is_evergreen",
     "minmax_normalize",
     "minmax_params",
@@ -53,6 +56,10 @@ DEFAULT_TEXT_WEIGHT = HybridSettings.text_weight
 NON_FINITE_TEXT_SCORE = 0.001
 RRF_K = HybridSettings.rrf_k
 GEOMETRIC_FLOOR = 0.05
+#: the ``calibrated`` fusion's text scale κ: a chunk scores the full text side when
+#: its bm25 reaches κ × the summed idf of the query's words. Fitted on LoCoMo
+#: conversations 0–4 (tests/bench/calibrate.py; README "Benchmarks").
+CALIBRATED_TEXT_SCALE = 0.5
 #: decimals of every number a score breakdown prints (weights: ``WEIGHT_DIGITS``)
 DIGITS = 4
 
@@ -133,6 +140,37 @@ def weighted_geometric(
     v = 1.0 if vector_component is None else max(GEOMETRIC_FLOOR, min(1.0, vector_component))
     t = 1.0 if text_component is None else max(GEOMETRIC_FLOOR, min(1.0, text_component))
     return float(v**vw * t**tw)
+
+
+def fts5_idf(docs_with_term: int, total_docs: int) -> float:
+    """FTS5's bm25 idf of one word: ``ln((N − n + 0.5)/(n + 0.5))``, at least 1e-6.
+
+    A word no chunk holds (n = 0) gets the largest idf: for the ``calibrated``
+    fusion it is the part of the query that nothing matched.
+    """
+    n = max(0, docs_with_term)
+    return max(1e-6, math.log((total_docs - n + 0.5) / (n + 0.5)))
+
+
+def calibrated_text(bm25_magnitude: float, idf_sum: float) -> float:
+    """The ``calibrated`` text component: ``min(1, −bm25 ÷ (κ × Σidf))``.
+
+    bm25 of a chunk holding a word once, at average length, adds exactly that
+    word's idf; so −bm25 ÷ Σidf is the share of the query's keyword weight the
+    chunk matches — an absolute number, comparable across queries, unlike a
+    ratio to the best candidate. A query none of whose rarer words occur scores
+    near 0 here however many common words it shares.
+    """
+    if idf_sum <= 0 or bm25_magnitude <= 0:
+        return 0.0
+    return min(1.0, bm25_magnitude / (CALIBRATED_TEXT_SCALE * idf_sum))
+
+
+def calibrated_vector(cosine: float) -> float:
+    """The ``calibrated`` vector component: the best line's cosine, clamped to 0..1."""
+    if not math.isfinite(cosine):
+        return 0.0
+    return min(1.0, max(0.0, cosine))
 
 
 def minmax_normalize(values: Sequence[float]) -> list[float]:

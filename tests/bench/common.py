@@ -128,6 +128,7 @@ def modes(base: SearchOptions) -> dict[str, SearchOptions]:
         "hybrid normalized (z-score)": base.with_(fusion="normalized", normalization="zscore"),
         "hybrid RRF": base.with_(fusion="rrf"),
         "hybrid geometric": base.with_(fusion="geometric"),
+        "hybrid calibrated": base.with_(fusion="calibrated"),
         f"hybrid ({base.fusion}) + MMR": base.with_(mmr_enabled=True),
         f"hybrid ({base.fusion}) + decay": base.with_(decay_enabled=True),
     }

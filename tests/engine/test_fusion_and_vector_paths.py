@@ -14,7 +14,12 @@ import pytest
 from engine.index.store import NewChunk, Store
 from engine.search import pipeline as search
 from engine.search.pipeline import rank
-from engine.search.scoring import GEOMETRIC_FLOOR, weighted_geometric
+from engine.search.scoring import (
+    CALIBRATED_TEXT_SCALE,
+    GEOMETRIC_FLOOR,
+    fts5_idf,
+    weighted_geometric,
+)
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import FIXED_TODAY, write
 
@@ -72,14 +77,35 @@ def test_geometric_fusion_scores_every_candidate_on_both_sides(engine) -> None:
     assert weighted["MEMORY.md"].score == round(0.7 * memory.vector_score, 4)
 
 
-def test_geometric_is_the_default_and_semantic_only_queries_still_rank(engine) -> None:
-    assert engine.default_options().fusion == "geometric"
-    out = engine.search("kitten medication", engine.default_options().with_(min_score=0.0))
+def test_geometric_semantic_only_queries_still_rank(engine) -> None:
+    opts = engine.default_options().with_(min_score=0.0, fusion="geometric")
+    out = engine.search("kitten medication", opts)
     # no chunk holds a query word: the text side is neutral, the vector side ranks
     assert out.retrieval.fts_hits == []
     top = out.results[0]
     assert top.path == "MEMORY.md" and top.text_component is None
     assert top.score == pytest.approx(1.0)
+
+
+def test_calibrated_is_the_default_and_scores_on_an_absolute_scale(engine) -> None:
+    assert engine.default_options().fusion == "calibrated"
+    out = engine.search("kitten medication", engine.default_options().with_(min_score=0.0))
+    # no chunk holds a query word: the text side is 0 (not neutral), and the top
+    # hit scores 0.7 × its cosine — not 1.0 as a ratio to the best would
+    assert out.retrieval.fts_hits == []
+    top = out.results[0]
+    assert top.path == "MEMORY.md" and top.text_component == 0.0
+    # the concept embedder has no line vectors: the chunk's cosine is the vector side
+    assert top.best_line is None and top.vector_input == top.vector_score
+    assert top.vector_component == top.vector_score
+    assert top.score == round(0.7 * top.vector_score, 4)
+    # a query word the index has: bm25 ÷ (κ × Σidf), at most 1
+    hit = engine.search("train", engine.default_options().with_(min_score=0.0)).results[0]
+    n = engine.store.term_doc_counts(["train"])["train"]
+    idf = round(fts5_idf(n, engine.store.fts_row_count()), 4)
+    assert hit.text_ref == (CALIBRATED_TEXT_SCALE, idf)
+    expected = min(1.0, -hit.bm25_rank / (CALIBRATED_TEXT_SCALE * idf))
+    assert hit.text_component == round(expected, 4)
 
 
 def test_or_fallback_drops_terms_found_in_half_the_chunks(make_engine, workspace_dir, monkeypatch):

@@ -33,7 +33,7 @@ DATA = Path(
         "MEMDECK_BENCH_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "bench"
     )
 )
-FUSIONS = ("weighted", "normalized", "rrf", "geometric")
+FUSIONS = ("weighted", "normalized", "rrf", "geometric", "calibrated")
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,16 @@ def _component_note(c: Candidate, outcome: SearchOutcome, side: str) -> str:
     (``engine.search.explain``) with the numbers the ranking used."""
     line = ex.side_line(c, side, outcome.options.rrf_k)
     value = c.vector_input if side == "vector" else c.text_input
+    if c.fusion == "calibrated":
+        if side == "vector":
+            where = (
+                f"best line L{c.best_line}" if c.best_line is not None else "no line vectors: chunk"
+            )
+            tail = f": {line}" if line else ", used as is"
+            return f"{where} cosine {ex.fmt(value or 0.0)}{tail}"
+        if line is None:
+            return "no query word to weigh → 0"
+        return f"÷ (κ × query idf), ≤ 1: {line}"
     if c.fusion == "geometric":
         what = "cosine (≥ 0)" if side == "vector" else "−bm25"
         if line is None:
@@ -43,7 +53,7 @@ def _component_note(c: Candidate, outcome: SearchOutcome, side: str) -> str:
         )
         how = "z-score" if c.normalization == "zscore" else "min-max"
         if line is not None and line.expression == "1":
-            return f"{how} over {n}: all equal → 1"
+            return f"{how} over {n}: all equal → {line}"
         return f"{how} over {n}: {line}" if line else ""
     return "used as is"
 
@@ -86,6 +96,8 @@ def explain(
     lines.append(Text(f"       {mode_note}", style="dim italic"))
 
     geometric = c.fusion == "geometric"
+    # these fusions score every candidate on both sides, listed or not
+    both = c.fusion in ("geometric", "calibrated")
 
     def weighted(text: Text, weight: float, component: float | None) -> None:
         if geometric:
@@ -99,7 +111,7 @@ def explain(
             text.append(ex.fmt(component or 0.0), style="bold")
 
     vec = Text("vector ", style=f"bold {s_vec}")
-    if c.vector_score is None and not geometric:
+    if c.vector_score is None and not both:
         vec.append(f"{ex.fmt(c.vector_weight, 3)} × 0  not in the vector list", style=s_drop)
     elif c.vector_score is None:
         weighted(vec, c.vector_weight, c.vector_component)
@@ -112,7 +124,7 @@ def explain(
     lines.append(vec)
 
     txt = Text("text   ", style=f"bold {s_text}")
-    if c.text_score is None and not geometric:
+    if c.text_score is None and not both:
         txt.append(f"{ex.fmt(c.text_weight, 3)} × 0  not in the FTS list", style=s_drop)
     elif c.text_score is None:
         weighted(txt, c.text_weight, c.text_component)
@@ -122,7 +134,7 @@ def explain(
         weighted(txt, c.text_weight, c.text_component)
         mapped = ex.text_map_line(c)
         txt.append(f"  bm25 {ex.fmt(c.bm25_rank or 0.0)}")
-        if mapped is not None and not geometric:
+        if mapped is not None and not both:
             txt.append(f" → −r/(1−r): {mapped}")
         txt.append(f" → {_component_note(c, outcome, 'text')}", style="dim")
     lines.append(txt)

@@ -1,0 +1,168 @@
+"""The search-quality scorecard: the default ranking against its targets.
+
+One table, the measures of README "Benchmarks" for the *default* configuration
+(minScore included), beside the previous default (``geometric``) and the
+targets: LoCoMo hit@6 and MRR@6 at the default minScore and hit@6 at minScore 0
+(held-out conversations 5–9, with 0–4, the tuning half, beside them), the share
+of off-topic Cranfield queries and of nonsense strings that return anything
+(``tests.bench.offtopic``), and Cranfield nDCG@10. Every query is retrieved once
+and ranked under both configurations, as the TUI's toggles re-rank.
+
+Run: ``make bench-quality`` or ``.venv/bin/python -m tests.bench.quality``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from engine.embeddings.base import EmbeddingProvider
+from engine.search.pipeline import SearchOptions, rank, retrieve
+from tests.bench import common, cranfield, locomo, offtopic
+
+TARGETS = {
+    "hit@6": ">= 0.90",
+    "MRR@6": ">= 0.75",
+    "off-topic (Cranfield) returning any result": "<= 5 %",
+    "nonsense strings returning any result": "0 %",
+    "hit@6 at minScore 0 (ranking alone)": ">= 0.90",
+    "Cranfield nDCG@10": ">= 0.40",
+}
+
+
+def configs() -> dict[str, SearchOptions]:
+    default = common.default_options()
+    return {"now": default, "before (geometric)": default.with_(fusion="geometric")}
+
+
+def locomo_measures(convs: list[int], provider: EmbeddingProvider) -> dict[str, dict[int, Any]]:
+    """config → conversation → {hits, rr, hits0, n} over its questions."""
+    data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
+    cfg = configs()
+    out: dict[str, dict[int, Any]] = {name: {} for name in cfg}
+    for ci in convs:
+        conv = locomo.build_conversation(ci, data[ci])
+        engine = offtopic.workspace_engine(ci, data, provider)
+        for name in cfg:
+            out[name][ci] = {"hits": 0, "rr": 0.0, "hits0": 0, "n": 0}
+        for q in conv.questions:
+            retrieval = retrieve(engine.store, engine.provider, q.text, cfg["now"])
+            for name, opts in cfg.items():
+                m = out[name][ci]
+                first = locomo.first_hit(rank(retrieval, opts, conv.today).results, q.evidence)
+                first0 = locomo.first_hit(
+                    rank(retrieval, opts.with_(min_score=0.0), conv.today).results, q.evidence
+                )
+                m["n"] += 1
+                if first is not None and first <= locomo.K:
+                    m["hits"] += 1
+                    m["rr"] += 1.0 / first
+                if first0 is not None and first0 <= locomo.K:
+                    m["hits0"] += 1
+        common.log(f"conv {ci}: {len(conv.questions)} questions")
+        engine.close()
+    return out
+
+
+def cranfield_ndcg(provider: EmbeddingProvider) -> dict[str, float]:
+    """nDCG@10 of each configuration (maxResults 10, default minScore 0 as in the
+    Cranfield protocol, which ranks rather than filters)."""
+    files, queries, qrels = cranfield.load(common.data_dir("cranfield"))
+    root = common.CACHE_DIR / "cranfield"
+    for rel, text in files.items():
+        common.write_if_changed(root / "ws" / rel, text)
+    engine = common.open_engine(root / "ws", root / "state", provider)
+    engine.sync(reason="bench")
+    cfg = {n: o.with_(max_results=cranfield.NDCG_K, min_score=0.0) for n, o in configs().items()}
+    judged = [(qid, q) for qid, q in queries if any(cranfield.gain(g) for g in qrels[qid].values())]
+    sums = dict.fromkeys(cfg, 0.0)
+    for qid, text in judged:
+        retrieval = retrieve(engine.store, engine.provider, text, cfg["now"])
+        for name, opts in cfg.items():
+            ranking = cranfield.doc_ranking(rank(retrieval, opts).results)
+            sums[name] += cranfield.ndcg(ranking, qrels[qid], cranfield.NDCG_K)
+    engine.close()
+    common.log(f"cranfield: {len(judged)} queries")
+    return {name: total / len(judged) for name, total in sums.items()}
+
+
+def _agg(per_conv: dict[int, Any], members: list[int]) -> dict[str, float]:
+    n = sum(per_conv[c]["n"] for c in members)
+    return {
+        "hit@6": sum(per_conv[c]["hits"] for c in members) / n,
+        "MRR@6": sum(per_conv[c]["rr"] for c in members) / n,
+        "hit@6 at minScore 0 (ranking alone)": sum(per_conv[c]["hits0"] for c in members) / n,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--no-cranfield", action="store_true", help="skip Cranfield nDCG@10")
+    ap.add_argument("--convs", default="0-9", help="LoCoMo conversations, e.g. 5-9")
+    args = ap.parse_args(argv)
+    provider = common.local_provider()
+    convs = locomo.parse_convs(args.convs)
+    loco = locomo_measures(convs, provider)
+    off = offtopic.run(convs, provider)
+    ndcg = {} if args.no_cranfield else cranfield_ndcg(provider)
+    default = common.default_options()
+    names = {"now": "hybrid calibrated", "before (geometric)": "hybrid geometric"}
+    rows = []
+    result: dict[str, Any] = {}
+    for half, members in (
+        ("5-9", [c for c in convs if c in locomo.HOLDOUT]),
+        ("0-4", [c for c in convs if c in locomo.TUNE]),
+    ):
+        if not members:
+            continue
+        result[half] = {}
+        for cfg in configs():
+            m = _agg(loco[cfg], members)
+            o = offtopic.shares({names[cfg]: off[names[cfg]]}, members)[names[cfg]]
+            m["off-topic (Cranfield) returning any result"] = o["cranfield"]
+            m["nonsense strings returning any result"] = o["nonsense"]
+            if ndcg:
+                m["Cranfield nDCG@10"] = ndcg[cfg]
+            result[half][cfg] = m
+    for measure, target in TARGETS.items():
+        if measure not in result["5-9"]["now"]:
+            continue
+        rows.append(
+            [
+                measure,
+                result["5-9"]["before (geometric)"][measure],
+                target,
+                result["5-9"]["now"][measure],
+                result["0-4"]["now"][measure] if "0-4" in result else None,
+            ]
+        )
+    table = common.table(
+        [
+            "measure (LoCoMo 5–9, default config incl. minScore "
+            f"{default.min_score}; fusion {default.fusion})",
+            "before (geometric)",
+            "target",
+            "now",
+            "now on 0–4 (tuning)",
+        ],
+        rows,
+        title="Search quality of the default configuration",
+    )
+    model = Path(str(provider.model)).name
+    common.write_results(
+        "quality",
+        {
+            "model": model,
+            "default_fusion": default.fusion,
+            "min_score": default.min_score,
+            "measures": result,
+            "table": table,
+        },
+    )
+    provider.close()
+
+
+if __name__ == "__main__":
+    main()
