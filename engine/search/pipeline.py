@@ -573,6 +573,11 @@ class RankCut:
 def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
     """The effective mode, fusion and weights of a ranking."""
     mode = effective_mode(retrieval, options.mode)
+    if mode == "hybrid" and options.fusion == "calibrated" and retrieval.vector_error:
+        # No query vector (the provider failed): an absolute vector side of 0 would
+        # cap every score at the text weight, so rank by the keyword side alone, as
+        # a search without embeddings does (the reason stays in vector_error).
+        mode = "fts"
     if mode == "hybrid":
         vw, tw = scoring.normalize_weights(options.vector_weight, options.text_weight)
     elif mode == "fts":
