@@ -71,6 +71,10 @@ create table if not exists memdeck_embedding_cache (
     primary key (provider, model, provider_key, hash)
 );
 create index if not exists memdeck_embedding_cache_age on memdeck_embedding_cache (updated_at);
+create table if not exists memdeck_line_vectors (
+    chunk_hash text not null, model text not null, dims integer not null,
+    lines integer not null, vectors bytea not null, primary key (chunk_hash, model)
+);
 create table if not exists memdeck_space_stats (
     space text primary key, chunks bigint not null, terms bigint not null
 );
@@ -454,6 +458,71 @@ class PgStore:
                 (list(ids), self._space(c)),
             ).fetchall()
         return {int(r[0]): _array(r[1]) for r in rows}
+
+    def chunk_hashes(self, ids: Sequence[int]) -> dict[int, str]:
+        """Content hash of each chunk (the key of its line vectors)."""
+        if not ids:
+            return {}
+        with self._conn() as c:
+            rows = c.execute(
+                "select id, hash from memdeck_chunks where id = any(%s) and space = %s",
+                (list(ids), self._space(c)),
+            ).fetchall()
+        return {int(r[0]): str(r[1]) for r in rows}
+
+    # -- line vectors (shared by every namespace, keyed by content hash and model) ----
+    def line_vectors(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
+        """chunk hash → (lines × dims) matrix of its line vectors, for ``model``."""
+        unique = list(dict.fromkeys(hashes))
+        if not unique:
+            return {}
+        with self._conn() as c:
+            rows = c.execute(
+                "select chunk_hash, dims, lines, vectors from memdeck_line_vectors"
+                " where model = %s and chunk_hash = any(%s)",
+                (model, unique),
+            ).fetchall()
+        return {
+            str(h): np.frombuffer(bytes(blob), dtype=np.float32).reshape(lines, dims)
+            for h, dims, lines, blob in rows
+        }
+
+    def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
+        """(hash, text) of this namespace's text chunks whose line vectors are missing."""
+        with self._conn() as c:
+            rows = c.execute(
+                "select distinct on (k.hash) k.hash, k.text from memdeck_chunks k"
+                " where k.space = %s and k.hash not like 'media:%%' and not exists"
+                " (select 1 from memdeck_line_vectors l where l.chunk_hash = k.hash"
+                " and l.model = %s)",
+                (self._space(c), model),
+            ).fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def put_line_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        if not vectors:
+            return
+        with self._conn() as c, c.cursor() as cur:
+            cur.executemany(
+                "insert into memdeck_line_vectors(chunk_hash, model, dims, lines, vectors)"
+                " values (%s,%s,%s,%s,%s) on conflict (chunk_hash, model) do update set"
+                " dims = excluded.dims, lines = excluded.lines, vectors = excluded.vectors",
+                [
+                    (h, model, int(m.shape[1]), int(m.shape[0]), m.tobytes())
+                    for h, m in sorted(
+                        (h, np.ascontiguousarray(v, dtype=np.float32)) for h, v in vectors.items()
+                    )
+                ],
+            )
+
+    def prune_line_vectors(self) -> int:
+        """Drop line vectors no chunk of any namespace uses any more."""
+        with self._conn() as c:
+            cur = c.execute(
+                "delete from memdeck_line_vectors l where not exists"
+                " (select 1 from memdeck_chunks k where k.hash = l.chunk_hash)"
+            )
+            return int(cur.rowcount or 0)
 
     def counts(self) -> dict[str, int]:
         with self._conn() as c:

@@ -200,3 +200,21 @@ def test_password_never_in_errors(pg_server) -> None:
     assert secret not in str(err2.value) and "password=***" in str(err2.value)
     assert mask_dsn("postgresql://u:p%40ss@h/db") == "postgresql://u:***@h/db"
     assert mask_dsn("host=h password='a b' user=u") == "host=h password=*** user=u"
+
+
+def test_line_vectors_match_sqlite(both) -> None:
+    lite, pg = both
+    for st in (lite, pg):
+        missing = sorted(st.chunks_without_line_vectors("m1"))
+        assert len(missing) == 8 and missing[0][0] == "h1"
+        st.put_line_vectors("m1", {"h1": np.ones((2, 8), np.float32), "h2": np.eye(3, 8)})
+        assert len(st.chunks_without_line_vectors("m1")) == 6
+    got, want = pg.line_vectors(["h1", "h2", "zz"], "m1"), lite.line_vectors(["h1", "h2"], "m1")
+    assert sorted(got) == sorted(want) == ["h1", "h2"]
+    assert all(np.array_equal(got[h], want[h]) for h in got) and got["h2"].shape == (3, 8)
+    ids = [i for i, _ in pg.fts_search('"dentist"', 5, ["memory"])]
+    assert set(pg.chunk_hashes(ids).values()) == {"h1"}
+    for st in (lite, pg):
+        st.remove_files(["memory/2026-01-02.md"])  # h1..h3 leave the index
+        assert st.prune_line_vectors() == 2
+        assert st.line_vectors(["h1", "h2"], "m1") == {}
