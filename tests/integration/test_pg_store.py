@@ -218,3 +218,11 @@ def test_line_vectors_match_sqlite(both) -> None:
         st.remove_files(["memory/2026-01-02.md"])  # h1..h3 leave the index
         assert st.prune_line_vectors() == 2
         assert st.line_vectors(["h1", "h2"], "m1") == {}
+
+
+def test_pg_store_has_every_operation_of_the_sqlite_store() -> None:
+    """The engine calls the store by duck typing: a method the SQLite store gains
+    must exist here too (``vector_matrix`` is the numpy path's, used by nothing
+    outside ``store.py``)."""
+    public = {n for n in dir(Store) if not n.startswith("_")}
+    assert public - {n for n in dir(PgStore) if not n.startswith("_")} <= {"vector_matrix"}
