@@ -44,6 +44,20 @@ class Command:
 
 
 BATCH = "\n".join(json.dumps({"id": i, "query": q}) for i, q in enumerate(["coffee", "atlas"]))
+#: an MCP client's first message; at end of input the server answers it and stops (its
+#: stderr banner names the workspace and the agent's index, so the globals show)
+MCP_INIT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "contract-test", "version": "1"},
+        },
+    }
+)
 COMMANDS = [
     Command(("status",)),
     Command(("status",), json=False),
@@ -69,6 +83,7 @@ COMMANDS = [
     Command(("tui",)),  # no terminal here: the same refusal in both positions
     Command(("watch",)),  # run until its first sync, then Ctrl-C
     Command(("model", "import", "--out", "{root}/m.gguf", "--no-register")),
+    Command(("mcp",), stdin=MCP_INIT + "\n", json=False),
 ]
 VOLATILE = re.compile(
     r"(duration|seconds|timings_ms|^at$|build|last_sync|version|size_bytes|cosine)"
