@@ -788,10 +788,11 @@ class Store:
         """(chunk id, cosine similarity) best first, by sqlite-vec or in-process numpy."""
         q = np.asarray(query, dtype=np.float32)
         use_vec = path == "sqlite-vec" or (path == "auto" and self._auto_prefers_vec())
-        if use_vec and self.vec.loaded and self._vec_dims == q.shape[0]:
+        dims = self._vec_dims
+        if use_vec and self.vec.loaded and dims is not None and dims == q.shape[0]:
             if not self._vec_table_exists():
                 try:  # asked for sqlite-vec before the index outgrew numpy: build it now
-                    self._ensure_vec_table(self._vec_dims, create=True)
+                    self._ensure_vec_table(dims, create=True)
                 except DatabaseError:
                     return self._numpy_search(q, limit, sources)
             k = limit if self._only_memory(sources) else limit * 4
