@@ -84,6 +84,7 @@ COMMANDS = [
     Command(("watch",)),  # run until its first sync, then Ctrl-C
     Command(("model", "import", "--out", "{root}/m.gguf", "--no-register")),
     Command(("mcp",), stdin=MCP_INIT + "\n", json=False),
+    Command(("mcp", "--http", "0.0.0.0:0"), json=False),  # beyond loopback: token required
 ]
 VOLATILE = re.compile(
     r"(duration|seconds|timings_ms|^at$|build|last_sync|version|size_bytes|cosine)"
