@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.core import Engine
-from engine.memory.recall import record_search
+from engine.memory.recall import QMD_MODE_PREFIX, ReturnedText, record_results, record_search
 from engine.search.pipeline import SearchOutcome
 from engine.search.results import (
     BackendFallback,
@@ -139,7 +139,9 @@ def search_memory(
             citations=citations_on(engine),
         )
         if answer.ok:
-            return qmd_search_answer(engine.qmd, answer, engine.settings.citations)
+            out = qmd_search_answer(engine.qmd, answer, engine.settings.citations)
+            record_qmd_search(engine, query, out, max_results, min_score, client=client)
+            return out
         qmd_fallback = BackendFallback("qmd", "builtin", answer.error)
     try:
         outcome = engine.search(query, options)
@@ -154,6 +156,34 @@ def search_memory(
     if engine.qmd is not None:  # qmd is configured but the builtin index answered
         out = replace(out, backend="builtin", backend_fallback=qmd_fallback)
     return out
+
+
+def record_qmd_search(
+    engine: Engine,
+    query: str,
+    answer: SearchAnswer,
+    max_results: int | None,
+    min_score: float | None,
+    *,
+    client: str,
+) -> None:
+    """Record a search qmd answered like a builtin one (recall evidence and the app's
+    Agent activity), with the limits qmd applied; never raises."""
+    assert engine.qmd is not None
+    limit = engine.qmd.qs.limits.max_results
+    returned = [
+        ReturnedText(h.path, h.source, h.start_line, h.end_line, h.excerpt, h.score)
+        for h in answer.results
+    ]
+    record_results(
+        engine,
+        query,
+        returned,
+        mode=f"{QMD_MODE_PREFIX}{answer.mode}",
+        max_results=min(max_results or limit, limit),
+        min_score=0.0 if min_score is None else min(1.0, max(0.0, float(min_score))),
+        client=client,
+    )
 
 
 def keyword_only_reason(engine: Engine, outcome: SearchOutcome) -> str | None:

@@ -739,6 +739,7 @@ class MemdeckApp(App[int]):
             min_score=search.min_score,
             expected=[(h.path, h.start_line, h.end_line) for h in search.results],
             label=f"{search.client}'s search at {at}",
+            backend=search.backend,
         )
 
     def on_promotion_queue_screen_promoted(self, message: Message) -> None:

@@ -91,6 +91,8 @@ _SCHEMA = (
 _SEARCH_COLUMNS = "at, client, query, mode, max_results, min_score, results"
 #: The activity log keeps the newest this many searches.
 MAX_SEARCHES = 20_000
+#: The ``mode`` of a search qmd answered starts with this (``qmd:query``).
+QMD_MODE_PREFIX = "qmd:"
 _COLUMNS = "at, query, query_key, path, source, start_line, end_line, chunk_id, chunk_hash, score"
 
 _ready: weakref.WeakSet[Store] = weakref.WeakSet()
@@ -137,6 +139,11 @@ class RecallSearch:
     max_results: int  # the options the search ran with, so it can be replayed as it was
     min_score: float
     results: tuple[ReturnedHit, ...]
+
+    @property
+    def backend(self) -> str:
+        """Which backend answered: ``"qmd"`` or ``"builtin"``."""
+        return "qmd" if self.mode.startswith(QMD_MODE_PREFIX) else "builtin"
 
 
 def query_key(query: str) -> str:
@@ -196,8 +203,45 @@ def _insert_events(store: Store, events: Sequence[RecallEvent]) -> int:
     return len(rows)
 
 
+class Returned(Protocol):
+    """One returned result as recording needs it: a builtin ``Candidate`` or a
+    :class:`ReturnedText` built from another backend's hit."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def chunk_id(self) -> int | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnedText:
+    """A hit another backend (qmd) returned: no chunk id, the text it showed."""
+
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    score: float
+    chunk_id: int | None = None
+
+
 def events_from_outcome(query: str, outcome: SearchOutcome, at: float) -> list[RecallEvent]:
     """The rows one search produces: one per returned result (not per candidate)."""
+    return events_from_results(query, outcome.results, at)
+
+
+def events_from_results(query: str, results: Sequence[Returned], at: float) -> list[RecallEvent]:
     key = query_key(query)
     return [
         RecallEvent(
@@ -212,7 +256,7 @@ def events_from_outcome(query: str, outcome: SearchOutcome, at: float) -> list[R
             score=min(1.0, max(0.0, float(c.score))),
             chunk_id=c.chunk_id,
         )
-        for c in outcome.results
+        for c in results
     ]
 
 
@@ -224,8 +268,34 @@ def record_search(
     at: float | None = None,
     client: str = "cli",
 ) -> int:
-    """Record one ``memory_search`` (its hits, and the call in the activity log);
-    returns how many hits were written; never raises.
+    """Record one builtin ``memory_search`` (its hits, and the call in the activity
+    log); returns how many hits were written; never raises."""
+    opts = outcome.options
+    return record_results(
+        engine,
+        query,
+        outcome.results,
+        mode=outcome.mode,
+        max_results=int(opts.max_results),
+        min_score=float(opts.min_score),
+        at=at,
+        client=client,
+    )
+
+
+def record_results(
+    engine: PinsStore,
+    query: str,
+    results: Sequence[Returned],
+    *,
+    mode: str,
+    max_results: int,
+    min_score: float,
+    at: float | None = None,
+    client: str = "cli",
+) -> int:
+    """Record one ``memory_search`` answered by any backend: ``results`` best first,
+    ``mode`` as the answer named it (``qmd:<searchMode>`` when qmd answered).
 
     Holds the engine's swap lock for the insert so a full reindex cannot swap
     the file out between "which store" and "write": the event lands either in
@@ -235,16 +305,15 @@ def record_search(
     if not query.strip():
         return 0
     at = time.time() if at is None else at
-    events = events_from_outcome(query, outcome, at)
-    hits = [[c.path, c.start_line, c.end_line, round(float(c.score), 6)] for c in outcome.results]
-    opts = outcome.options
+    events = events_from_results(query, results, at)
+    hits = [[c.path, c.start_line, c.end_line, round(float(c.score), 6)] for c in results]
     row = (
         at,
         client or "unknown",
         query,
-        outcome.mode,
-        int(opts.max_results),
-        float(opts.min_score),
+        mode,
+        int(max_results),
+        float(min_score),
         json.dumps(hits, ensure_ascii=False),
     )
     try:

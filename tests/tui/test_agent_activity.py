@@ -10,9 +10,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
 
+from engine.config.loader import load_settings
+from engine.core import Engine
 from engine.memory.recall import load_searches
 from engine.tools import memory_search
-from tests.cli_process import cli_env
+from tests.cli_process import cli_env, run_cli
+from tests.integration.test_qmd_backend import QMD_BIN, requires_qmd
 from tests.mcp_process import stdio_client, structured
 from tests.tui.conftest import drive, wait_for
 from tui.screens.agent_activity import AgentActivityScreen, returned_summary
@@ -149,3 +152,71 @@ def test_the_apps_settings_reader_accepts_the_mcp_section() -> None:
     assert parsed.problems == (
         "settings.json: zz: unknown key (known: theme, keymap, layout, profile, mcp)",
     )
+
+
+@requires_qmd
+def test_qmd_searches_from_an_mcp_process_appear_and_replay_beside_the_builtin_ranking(
+    state_dir, demo_dir, make_app, engines
+) -> None:
+    """Under ``memory.backend = "qmd"`` the agent's answer came from the real qmd: the row
+    names qmd, and Enter runs the same query on memdeck's builtin index beside it."""
+    config = state_dir / "openclaw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "agents": {"defaults": {"workspace": str(demo_dir)}},
+                "memory": {
+                    "backend": "qmd",
+                    "qmd": {"command": str(QMD_BIN)},
+                    "search": {"provider": "none"},
+                },
+            }
+        )
+    )
+    env = cli_env(state_dir)
+    indexed = run_cli("index", env=env)  # the builtin index and qmd's collections
+    assert indexed.returncode == 0, indexed.stderr
+    engine = Engine(load_settings(config_path=config, env=env), provider=None, env=env)
+    engines.append(engine)
+    assert engine.qmd is not None
+    app = make_app(engine)
+    got: dict = {}
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("f11")
+        screen = app.screen
+        assert isinstance(screen, AgentActivityScreen)
+        await wait_for(pilot, lambda: screen.last_load is not None and screen.last_load.is_finished)
+        async with stdio_client(env=env, name="qmd-agent") as client:
+            got["mcp"] = structured(
+                await client.call_tool("memory_search", {"query": "staging rehearsal"})
+            )
+        await wait_for(pilot, lambda: len(screen.searches) == 1, timeout=30)
+        await pilot.pause()
+        assert rows(screen)[0][1:3] == ["qmd-agent", "staging rehearsal"]
+        detail = str(screen.query_one("#activity-detail", Static).render())
+        got["detail"] = detail
+        await pilot.press("enter")
+        pane = app.search_pane
+        await wait_for(pilot, lambda: pane.replay_verdict is not None, timeout=20)
+        got["verdict"] = pane.replay_verdict
+        got["pane"] = [c.path for c in pane.outcome.results]
+        got["options"] = (pane.options.max_results, pane.options.min_score)
+        got["notes"] = [n.message for n in app._notifications]
+
+    drive(app, go)
+    assert got["mcp"]["backend"] == "qmd" and got["mcp"]["results"]
+    first = got["mcp"]["results"][0]
+    assert f"qmd ({got['mcp']['mode']})" in got["detail"]
+    assert f"{first['path']}:{first['startLine']}-{first['endLine']}" in got["detail"]
+    assert "qmd answered this search" in got["detail"]
+    assert got["verdict"] == "qmd"
+    [recorded] = load_searches(engine.store)
+    assert recorded.backend == "qmd" and recorded.min_score == 0.0
+    assert got["options"] == (recorded.max_results, 0.0)  # replayed with qmd's options
+    qmd_files = {r["path"] for r in got["mcp"]["results"]}
+    shared = len(qmd_files & set(got["pane"]))
+    assert got["pane"] and (
+        f"shown is memdeck's builtin ranking of the same query ({shared} of the "
+        f"{len(qmd_files)} files qmd returned are in it)"
+    ) in " ".join(got["notes"])

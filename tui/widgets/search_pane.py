@@ -177,9 +177,12 @@ class SearchPane(Vertical):
         self.shown = 0
         self.painted = 0
         self._whynot_drawn: SearchOutcome | None = None
-        #: a replayed agent search waiting for its results: (query, expected hits, who/when)
-        self._replay: tuple[str, list[tuple[str, int, int]], str] | None = None
-        self.replay_verdict: str | None = None  # "same" or "differs", once compared
+        #: a replayed agent search waiting for its results: (query, expected hits, who/when,
+        #: the backend that answered the agent)
+        self._replay: tuple[str, list[tuple[str, int, int]], str, str] | None = None
+        #: "same" or "differs" once compared; "qmd" when qmd answered the agent (the pane
+        #: shows the builtin ranking of the same query beside it, not a repeat of it)
+        self.replay_verdict: str | None = None
         self.compact = False
 
     # -- layout ------------------------------------------------------------------
@@ -335,14 +338,17 @@ class SearchPane(Vertical):
         min_score: float,
         expected: list[tuple[str, int, int]],
         label: str,
+        backend: str = "builtin",
     ) -> None:
         """Run an agent's search again as it ran: the configured ranking (the user's
         toggles reset) with its maxResults/minScore. Once the results are in, the
-        pane says whether they are the ones the agent got (``replay_verdict``)."""
+        pane says whether they are the ones the agent got (``replay_verdict``).
+        A search qmd answered is replayed on the builtin index: the pane then says
+        how many of the agent's hits memdeck's own ranking also returns."""
         self.options = self.engine.default_options().with_(
             max_results=max_results, min_score=min_score
         )
-        self._replay = (query, expected, label)
+        self._replay = (query, expected, label, backend)
         self.replay_verdict = None
         self._show_toggles()
         inp = self.query_one("#search-input", Input)
@@ -354,10 +360,19 @@ class SearchPane(Vertical):
 
     def _judge_replay(self, outcome: SearchOutcome) -> None:
         assert self._replay is not None
-        _, expected, label = self._replay
+        _, expected, label, backend = self._replay
         self._replay = None
         got = [(c.path, c.start_line, c.end_line) for c in outcome.results]
-        if got == expected:
+        if backend == "qmd":
+            files = {p for p, _, _ in expected}
+            shared = len(files & {c.path for c in outcome.results})
+            self.replay_verdict = "qmd"
+            self.app.notify(
+                f"qmd answered {label}; shown is memdeck's builtin ranking of the same query "
+                f"({shared} of the {len(files)} files qmd returned are in it).",
+                timeout=6,
+            )
+        elif got == expected:
             self.replay_verdict = "same"
             self.app.notify(f"Replayed {label}: the same ranking the agent got.", timeout=4)
         else:
