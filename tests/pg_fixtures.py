@@ -9,10 +9,31 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.pg_server import PgServer, running_server, server_bin_dir
+
+if TYPE_CHECKING:
+    from engine.core import Engine
+
+
+def pg_env(state: Path, dsn: str, namespace: str | None = None) -> dict[str, str]:
+    """An environment choosing the PostgreSQL store (memdeck's settings under ``state``)."""
+    env = {"OPENCLAW_STATE_DIR": str(state), "HOME": str(state), "MEMDECK_HOME": str(state)}
+    env.update(MEMDECK_STORE_BACKEND="postgres", MEMDECK_PG_DSN=dsn)
+    if namespace:
+        env["MEMDECK_PG_NAMESPACE"] = namespace
+    return env
+
+
+def engine_for(workspace: Path, env: dict[str, str], provider: object) -> Engine:
+    from engine.config.loader import load_settings
+    from engine.core import Engine
+
+    return Engine(load_settings(workspace=workspace, env=env), provider=provider, env=env)
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -126,8 +126,8 @@ def check_namespace(name: str) -> str:
 class _PgInfo:
     """What ``status`` shows where the SQLite store shows its binding/version.
 
-    Code that speaks SQLite to ``store.db`` (recall history) gets a
-    ``DatabaseError`` it already handles: that history is not kept on PostgreSQL.
+    Code that speaks SQLite to ``store.db`` gets a ``DatabaseError`` naming the
+    reason; recall history has its own PostgreSQL tables (``engine.memory.pg_recall``).
     """
 
     def __init__(self, binding: str, server_version: str):
@@ -148,6 +148,7 @@ class PgStore:
     ``space``: a build target for a full reindex (see :meth:`publish`).
     """
 
+    backend: Literal["sqlite", "postgres"] = "postgres"
     snapshot = False
     fts_available = True
     fts_tokenizer = "postgres (unicode61 terms, FTS5 bm25)"
@@ -235,6 +236,13 @@ class PgStore:
                 yield conn
         except self._psycopg.Error as exc:
             raise PgStoreError(self._problem(exc)) from exc
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A pooled psycopg connection inside one transaction, for tables kept beside
+        the index (recall history); errors come out as masked ``PgStoreError``."""
+        with self._conn() as c:
+            yield c
 
     def _ensure_namespace(self) -> None:
         with self._conn() as c:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -190,6 +190,10 @@ class _VectorMatrix:
 
 class Store:
     """Typed operations on one index file. Thread-safe through ``Database``'s lock."""
+
+    #: which store this is; code beside the index (recall history) keeps its own
+    #: tables in the same database and branches on it (``pg_store.PgStore``)
+    backend: Literal["sqlite", "postgres"] = "sqlite"
 
     def __init__(
         self,

@@ -23,6 +23,10 @@ the client that asked (``cli``, or the MCP client's name) and everything it got
 back, including searches that found nothing: that is the app's "Agent activity"
 log, where a user sees (and replays) the ranking their agent actually got.
 Dreaming reads only the per-hit rows.
+
+On the PostgreSQL store (``store.backend == "postgres"``) the same rows live in
+that database, per namespace (``engine.memory.pg_recall``): a reindex there
+switches generations, not files, so the history stays without a carry-over.
 """
 
 from __future__ import annotations
@@ -37,12 +41,14 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from engine.index.db import DatabaseError
 from engine.index.store import Store
+from engine.memory import pg_recall
 
 if TYPE_CHECKING:
+    from engine.index.pg_store import PgStore
     from engine.search.pipeline import SearchOutcome
 
 
@@ -165,10 +171,19 @@ def ensure_schema(store: Store) -> None:
     with _ready_lock:
         if store in _ready:
             return
-    for stmt in _SCHEMA:
-        store.db.execute(stmt.format(db=""))
+    pg = _pg(store)
+    if pg is not None:
+        pg_recall.ensure_schema(pg)
+    else:
+        for stmt in _SCHEMA:
+            store.db.execute(stmt.format(db=""))
     with _ready_lock:
         _ready.add(store)
+
+
+def _pg(store: Store) -> PgStore | None:
+    """The PostgreSQL store behind ``store``, or None for SQLite."""
+    return cast("PgStore", store) if store.backend == "postgres" else None
 
 
 def record_events(store: Store, events: Sequence[RecallEvent]) -> int:
@@ -176,13 +191,16 @@ def record_events(store: Store, events: Sequence[RecallEvent]) -> int:
     if not events:
         return 0
     ensure_schema(store)
+    pg = _pg(store)
+    if pg is not None:
+        return pg_recall.insert(pg, None, _event_rows(events))
     with store.db.transaction():
         return _insert_events(store, events)
 
 
-def _insert_events(store: Store, events: Sequence[RecallEvent]) -> int:
-    """The insert itself, inside the caller's transaction."""
-    rows = [
+def _event_rows(events: Sequence[RecallEvent]) -> list[tuple[object, ...]]:
+    """Rows in ``_COLUMNS`` order."""
+    return [
         (
             e.at,
             e.query,
@@ -197,6 +215,11 @@ def _insert_events(store: Store, events: Sequence[RecallEvent]) -> int:
         )
         for e in events
     ]
+
+
+def _insert_events(store: Store, events: Sequence[RecallEvent]) -> int:
+    """The insert itself, inside the caller's transaction."""
+    rows = _event_rows(events)
     store.db.executemany(
         f"insert into recall_events({_COLUMNS}) values (?,?,?,?,?,?,?,?,?,?)", rows
     )
@@ -319,11 +342,16 @@ def record_results(
     try:
         with engine.pinned_store() as store:
             ensure_schema(store)
-            with store.db.transaction():  # one commit (one fsync) per search
-                store.db.execute(
-                    f"insert into recall_searches({_SEARCH_COLUMNS}) values (?,?,?,?,?,?,?)", row
-                )
-                written = _insert_events(store, events) if events else 0
+            pg = _pg(store)
+            if pg is not None:
+                written = pg_recall.insert(pg, row, _event_rows(events))
+            else:
+                with store.db.transaction():  # one commit (one fsync) per search
+                    store.db.execute(
+                        f"insert into recall_searches({_SEARCH_COLUMNS}) values (?,?,?,?,?,?,?)",
+                        row,
+                    )
+                    written = _insert_events(store, events) if events else 0
             _searches_recorded += 1
             if _searches_recorded % PRUNE_EVERY == 0:
                 prune(store)
@@ -343,6 +371,9 @@ def prune(store: Store, *, now: float | None = None) -> int:
     ensure_schema(store)
     now = time.time() if now is None else now
     cutoff = now - RETENTION_DAYS * 86400
+    pg = _pg(store)
+    if pg is not None:
+        return pg_recall.prune(pg, cutoff, MAX_EVENTS, MAX_SEARCHES)
     with store.db.transaction():
         store.db.execute("delete from recall_events where at < ?", (cutoff,))
         removed = int(store.db.scalar("select changes()") or 0)
@@ -368,11 +399,13 @@ def load_events(
 ) -> list[RecallEvent]:
     """Events in [since, until], oldest first."""
     ensure_schema(store)
+    lo = float("-inf") if since is None else since
+    hi = float("inf") if until is None else until
+    pg = _pg(store)
+    if pg is not None:
+        return [_event(r) for r in pg_recall.load_events(pg, lo, hi)]
     sql = f"select {_COLUMNS} from recall_events where at >= ? and at <= ? order by at, id"
-    rows = store.db.execute(
-        sql, (float("-inf") if since is None else since, float("inf") if until is None else until)
-    )
-    return [_event(r) for r in rows]
+    return [_event(r) for r in store.db.execute(sql, (lo, hi))]
 
 
 def _event(row: Sequence[Any]) -> RecallEvent:
@@ -396,10 +429,16 @@ def load_searches(
 ) -> list[RecallSearch]:
     """The newest ``limit`` searches (newest first), only those after ``after_id`` if given."""
     ensure_schema(store)
-    rows = store.db.execute(
-        f"select id, {_SEARCH_COLUMNS} from recall_searches where id > ? order by id desc limit ?",
-        (-1 if after_id is None else int(after_id), int(limit)),
-    )
+    after = -1 if after_id is None else int(after_id)
+    pg = _pg(store)
+    if pg is not None:
+        rows: Any = pg_recall.load_searches(pg, int(limit), after)
+    else:
+        rows = store.db.execute(
+            f"select id, {_SEARCH_COLUMNS} from recall_searches where id > ?"
+            " order by id desc limit ?",
+            (after, int(limit)),
+        )
     out = []
     for sid, at, client, query, mode, max_results, min_score, results in rows:
         try:
@@ -426,6 +465,9 @@ def load_searches(
 
 def count_events(store: Store) -> int:
     ensure_schema(store)
+    pg = _pg(store)
+    if pg is not None:
+        return pg_recall.count_events(pg)
     return int(store.db.scalar("select count(*) from recall_events") or 0)
 
 

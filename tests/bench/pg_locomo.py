@@ -20,7 +20,7 @@ from collections import defaultdict
 import numpy as np
 
 from engine.core import Engine
-from engine.search.pipeline import rank, retrieve
+from engine.search.pipeline import Candidate, rank, retrieve
 from tests.bench import common
 from tests.bench.locomo import CATEGORIES, K, build_conversation, first_hit, parse_convs
 from tests.pg_server import running_server
@@ -38,6 +38,15 @@ def _seed_cache(lite: Engine, pg: Engine) -> int:
     return sum(len(v) for v in groups.values())
 
 
+def _row(c: Candidate) -> list[object]:
+    """One ranked result as the difference report shows it."""
+
+    def r4(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+
+    return [c.path, c.start_line, r4(c.score), r4(c.text_score), r4(c.vector_score)]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--convs", default="0-9")
@@ -52,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         s: {m: [] for m in modes} for s in ("sqlite", "postgres")
     }
     same_top6 = {m: 0 for m in modes}
+    differences: list[dict[str, object]] = []  # every question whose top-6 lists differ
     latency: dict[str, list[float]] = {"sqlite": [], "postgres": []}
     questions = 0
     with running_server() as server:
@@ -88,11 +98,24 @@ def main(argv: list[str] | None = None) -> None:
                     outs[name] = r
                 for mode, opts in modes.items():
                     tops = {}
+                    shown: dict[str, list[list[object]]] = {}
                     for name in ("sqlite", "postgres"):
                         res = rank(outs[name], opts, conv.today).results
                         hits[name][mode].append(first_hit(res, q.evidence))
                         tops[name] = [(c.path, c.start_line) for c in res]
+                        shown[name] = [_row(c) for c in res]
                     same_top6[mode] += tops["sqlite"] == tops["postgres"]
+                    if tops["sqlite"] != tops["postgres"]:
+                        differences.append(
+                            {
+                                "conv": ci,
+                                "mode": mode,
+                                "question": q.text,
+                                "fts_query": outs["sqlite"].fts_query,
+                                "hit@6": {n: hits[n][mode][-1] for n in hits},
+                                **shown,
+                            }
+                        )
             lite.close()
             pg.close()
     provider.close()
@@ -126,6 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(table)
     print(f"retrieve latency ms (incl. query embedding): {p}")
+    print(f"{len(differences)} (question, mode) pairs with different top-6 lists")
     common.write_results(
         "pg_locomo",
         {
@@ -134,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
             "summary": summary,
             "categories": list(CATEGORIES.values()),
             "retrieve_ms": p,
+            "differences": differences,
             "table": table,
             "note": "2 CPU cores shared with other engineers' test runs",
         },

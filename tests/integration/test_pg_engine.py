@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.config.loader import load_settings
 from engine.core import Engine
 from engine.index.pg_store import PgStore
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import FIXED_TODAY, write
 from tests.integration.sync_support import HashEmbedder, kill_9, spawn_python
+from tests.pg_fixtures import engine_for, pg_env
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is installed by scripts/setup.sh")
 
@@ -30,18 +30,6 @@ NOTES = {
     "memory/gtd/NEXT.md": "Buy coffee beans. Renew the rail pass.\n",
 }
 QUERIES = ["cat medicine", "coffee", "postgres database", "train to Porto", "pills", "Atlas"]
-
-
-def pg_env(state: Path, dsn: str, namespace: str | None = None) -> dict[str, str]:
-    env = {"OPENCLAW_STATE_DIR": str(state), "HOME": str(state), "MEMDECK_HOME": str(state)}
-    env.update(MEMDECK_STORE_BACKEND="postgres", MEMDECK_PG_DSN=dsn)
-    if namespace:
-        env["MEMDECK_PG_NAMESPACE"] = namespace
-    return env
-
-
-def engine_for(workspace: Path, env: dict[str, str], provider: object) -> Engine:
-    return Engine(load_settings(workspace=workspace, env=env), provider=provider, env=env)
 
 
 def _answers(engine: Engine) -> dict[str, list[tuple[str, int, float]]]:
