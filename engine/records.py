@@ -11,6 +11,8 @@ drift:
 * ``JSON_NAMES`` renames a field for the wire (``start_line`` → ``startLine``);
 * ``OMIT_WHEN_NONE`` lists fields whose key is absent, not ``null``, when unset
   (the ``qmd`` block of a builtin engine's status, a result's ``citation``);
+* ``JSON_HIDDEN`` lists fields that are never printed (state a record keeps for
+  its own methods);
 * nested records, tuples and mappings are converted recursively.
 """
 
@@ -26,10 +28,13 @@ class JsonRecord:
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {}
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset()
+    JSON_HIDDEN: ClassVar[frozenset[str]] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            if f.name in self.JSON_HIDDEN:
+                continue
             value = getattr(self, f.name)
             if value is None and f.name in self.OMIT_WHEN_NONE:
                 continue

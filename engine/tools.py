@@ -24,8 +24,8 @@ from engine.search.results import (
     search_hit,
     snippet,
 )
-from engine.workspace.files import PathRefused
-from engine.workspace.get_answer import MemoryGetAnswer
+from engine.workspace.files import PathRefused, RootRule
+from engine.workspace.get_answer import PATH_NOT_ALLOWED, MemoryGetAnswer
 from engine.workspace.paging import DEFAULT_LINES, MAX_CHARS, Page
 from engine.workspace.safe_open import OpenedFile, sniff_binary
 from engine.workspace.streaming import read_page_streaming
@@ -277,26 +277,37 @@ def memory_search(
     ).to_json()
 
 
+def read_rule(engine: Engine) -> RootRule:
+    """Which root files memory_get reads: OpenClaw 2026.9.6's under the ``openclaw``
+    profile (MEMORY.md, USER.md, DREAMS.md), else memdeck's (MEMORY.md, memory.md)."""
+    return "openclaw" if engine.settings.profile == "openclaw" else "memdeck"
+
+
 def open_memory_file(engine: Engine, path: str) -> tuple[str, OpenedFile] | MemoryGetAnswer:
     """(shown path, opened file) of a memory file, or memory_get's refusal answer.
 
     The file is opened without following symlinks and checked on the open
     descriptor (``safe_open``), for workspace paths and ``qmd/<collection>/…``
     alike; a NUL byte, an over-long name, a folder, a FIFO, a hard link or a
-    binary file are refused with the reason, never raised.
+    binary file are refused with the reason, never raised. Under the
+    ``openclaw`` profile a memory path with no file is OpenClaw's
+    ``status: "not_found"`` answer instead of a refusal.
     """
+    shown = path
     try:
         if engine.qmd is not None and path.strip().replace("\\", "/").startswith("qmd/"):
             shown = path.strip().replace("\\", "/")
             opened = engine.qmd.open_qmd_path(path)
         else:
-            target = engine.workspace.resolve(path)
+            target = engine.workspace.resolve(path, read_rule(engine))
             shown = engine.workspace.rel(target)
             opened = engine.workspace.open(target)
     except FileNotFoundError:
+        if read_rule(engine) == "openclaw":
+            return MemoryGetAnswer.not_found(shown)
         return MemoryGetAnswer.refused(path, f"{path}: no such memory file")
     except PathRefused as exc:
-        return MemoryGetAnswer.refused(path, str(exc))
+        return MemoryGetAnswer.refused(path, str(exc), code=PATH_NOT_ALLOWED)
     except OSError as exc:
         return MemoryGetAnswer.refused(path, f"{path}: cannot read ({exc.strerror or exc})")
     if sniff_binary(opened):
@@ -306,10 +317,14 @@ def open_memory_file(engine: Engine, path: str) -> tuple[str, OpenedFile] | Memo
 
 
 class MemoryGetError(ValueError):
-    """``memory_get`` cannot read that path: refused, missing, or the tools are off."""
+    """``memory_get`` cannot read that path: refused, missing, or the tools are off.
 
-    def __init__(self, message: str, *, disabled: bool = False):
+    ``answer`` is the tool's answer for it (the refusal, or under the ``openclaw``
+    profile OpenClaw's ``not_found``/``error`` shape)."""
+
+    def __init__(self, message: str, answer: MemoryGetAnswer, *, disabled: bool = False):
         super().__init__(message)
+        self.answer = answer
         self.disabled = disabled
 
 
@@ -319,6 +334,7 @@ class MemoryRead:
 
     path: str
     page: Page
+    openclaw: bool = False  # answer in OpenClaw 2026.9.6's tool shape (``status``)
 
 
 def read_memory(
@@ -333,18 +349,23 @@ def read_memory(
     ``MemoryGetError`` for a refused or missing path."""
     reason = tools_disabled_reason(engine)
     if reason:
-        raise MemoryGetError(reason, disabled=True)
+        raise MemoryGetError(
+            reason, MemoryGetAnswer.refused(path, reason, disabled=True), disabled=True
+        )
     opened = open_memory_file(engine, path)
     if isinstance(opened, MemoryGetAnswer):
-        raise MemoryGetError(opened.error or "cannot read")
+        if opened.status == "not_found":
+            raise MemoryGetError(f"{opened.path}: not found (status not_found)", opened)
+        raise MemoryGetError(opened.error or "cannot read", opened)
     shown, fh = opened
     # only the page is kept in memory: two lines of a 3 GB file cost one block
     try:
         with fh:
             page = read_page_streaming(fh, from_line, lines, from_char=from_char)
     except OSError as exc:
-        raise MemoryGetError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    return MemoryRead(shown, page)
+        message = f"{path}: cannot read ({exc.strerror or exc})"
+        raise MemoryGetError(message, MemoryGetAnswer.refused(path, message)) from None
+    return MemoryRead(shown, page, read_rule(engine) == "openclaw")
 
 
 def memory_get(
@@ -362,14 +383,22 @@ def memory_get(
     something is left. memdeck adds ``fromChar`` (echoed when given) and
     ``nextChar`` (a line longer than the page was cut: continue it with
     ``from=<that line>, fromChar=nextChar``).
+
+    Under the ``openclaw`` profile the answer also carries OpenClaw 2026.9.6's
+    ``status``: ``"ok"``, ``"not_found"`` for a memory path with no file (data,
+    not an error: ``{"status": "not_found", "text": "", "path": …}``) or
+    ``"error"`` with ``code`` (``MEMORY_PATH_NOT_ALLOWED`` for a refused path).
     """
     try:
         got = read_memory(engine, path, from_line, lines, from_char=from_char)
     except MemoryGetError as exc:
-        return MemoryGetAnswer.refused(path, str(exc), disabled=exc.disabled).to_json()
+        if read_rule(engine) == "openclaw":
+            return exc.answer.with_status().to_json()
+        return exc.answer.to_json()
     return memory_get_answer(got).to_json()
 
 
 def memory_get_answer(got: MemoryRead) -> MemoryGetAnswer:
     """The ``memory_get`` answer for a page that was read."""
-    return MemoryGetAnswer.of_page(got.path, got.page)
+    answer = MemoryGetAnswer.of_page(got.path, got.page)
+    return answer.with_status() if got.openclaw else answer

@@ -469,13 +469,19 @@ def _search_batch(
 def cmd_get(args: argparse.Namespace) -> int:
     """``memory_get`` from the shell. ``--json`` prints the tool's result; text mode
     prints the lines themselves on stdout (so ``> file`` copies them) and says on
-    stderr how to continue when the page did not reach the end."""
+    stderr how to continue when the page did not reach the end.
+
+    A missing or refused path exits 1 in both profiles; under ``--profile
+    openclaw`` ``--json`` also prints OpenClaw's answer for it on stdout
+    (``{"status": "not_found", "text": "", "path": …}`` or ``status: "error"``)."""
     from engine.tools import MemoryGetError, memory_get_answer, read_memory
 
     engine = open_engine(args, read_only=True)
     try:
         got = read_memory(engine, args.path, args.from_line, args.lines, from_char=args.from_char)
     except MemoryGetError as exc:
+        if args.json and engine.settings.profile == "openclaw" and not exc.disabled:
+            print_json(exc.answer.with_status().to_json())
         raise UsageError(str(exc)) from exc
     finally:
         engine.close()

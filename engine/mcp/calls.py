@@ -108,6 +108,10 @@ class Tools:
 
     def _get(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         out = memory_get(self.engine, args["path"], args.get("from"), args.get("lines"))
+        if "status" in out and not out.get("disabled"):
+            # the openclaw profile: OpenClaw 2026.9.6's answer, a missing file or a
+            # refused path included, is the agent's data (status not_found / error)
+            return out
         if "error" in out:
             error = out["error"]
             if out.get("disabled"):

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from engine.config.openclaw_2026_9 import ExtraPathPattern
 from engine.workspace.dates import date_from_path
@@ -35,6 +36,9 @@ from engine.workspace.safe_open import (
 
 IGNORED_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox"})
 ROOT_MEMORY_FILES = ("MEMORY.md", "memory.md")
+#: Which root files a read may name: memdeck's own (MEMORY.md, memory.md) or
+#: OpenClaw 2026.9.6's memory_get (MEMORY.md, USER.md, DREAMS.md in any case).
+RootRule = Literal["memdeck", "openclaw"]
 MEMORY_DIR = "memory"
 #: Files larger than this are listed but not indexed (status shows why).
 MAX_INDEX_BYTES = 10 * 1024 * 1024
@@ -90,6 +94,13 @@ def decode_text(data: bytes, name: str = "") -> tuple[str, str | None]:
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
         return text, f"{name or 'file'}: not valid UTF-8 at byte {exc.start}; indexed with U+FFFD"
+
+
+def is_root_memory_name(name: str, rule: RootRule = "memdeck") -> bool:
+    """Whether ``name``, directly in the workspace root, is a memory file under *rule*."""
+    if rule == "openclaw":
+        return name in ("MEMORY.md", "USER.md") or name.lower() == "dreams.md"
+    return name in ROOT_MEMORY_FILES
 
 
 def _is_symlink(path: Path) -> bool:
@@ -260,12 +271,14 @@ class Workspace:
         return [p for p in roots if p.exists()]
 
     # -- safe path resolution -------------------------------------------------
-    def resolve(self, user_path: str) -> Path:
+    def resolve(self, user_path: str, rule: RootRule = "memdeck") -> Path:
         """Map a path from a tool call or the CLI to a memory file, or refuse it.
 
         Accepts workspace-relative paths and absolute paths of memory files.
         Refuses ``..`` components, non-``.md`` files, files outside MEMORY.md /
-        memory/ / extraPaths, and any symlink on the way.
+        memory/ / extraPaths, and any symlink on the way. ``rule="openclaw"``
+        (memory_get under the ``openclaw`` profile) takes OpenClaw 2026.9.6's root
+        files instead: MEMORY.md, USER.md and DREAMS.md (any case), not memory.md.
         """
         if not user_path or not user_path.strip():
             raise PathRefused("empty path")
@@ -279,18 +292,19 @@ class Workspace:
         candidate = Path(os.path.normpath(candidate))
         if candidate.suffix.lower() != ".md":
             raise PathRefused(f"{user_path}: only .md memory files can be read")
-        allowed = self._allowed_base(candidate)
+        allowed = self._allowed_base(candidate, rule)
         if allowed is None:
-            raise PathRefused(
-                f"{user_path}: not a memory file (MEMORY.md, memory.md, memory/**, or extraPaths)"
+            roots = (
+                "MEMORY.md, USER.md, DREAMS.md" if rule == "openclaw" else "MEMORY.md, memory.md"
             )
+            raise PathRefused(f"{user_path}: not a memory file ({roots}, memory/**, or extraPaths)")
         for part in [candidate, *_parents_below(candidate, allowed)]:
             if _is_symlink(part):
                 raise PathRefused(f"{user_path}: symlinks are not followed ({self.rel(part)})")
         return candidate
 
-    def _allowed_base(self, path: Path) -> Path | None:
-        if path.parent == self.root and path.name in ROOT_MEMORY_FILES:
+    def _allowed_base(self, path: Path, rule: RootRule = "memdeck") -> Path | None:
+        if path.parent == self.root and is_root_memory_name(path.name, rule):
             return self.root
         mem = self.root / MEMORY_DIR
         if path.is_relative_to(mem) and path != mem:
@@ -308,7 +322,7 @@ class Workspace:
         memory files, an extra path's parent for extra files (so the extra path
         itself is checked too), else the file's own folder."""
         path = Path(os.path.normpath(path))
-        base = self._allowed_base(path)
+        base = self._allowed_base(path, "openclaw") or self._allowed_base(path)
         if base is None:
             base = path.parent
         return base, path.relative_to(base).as_posix()

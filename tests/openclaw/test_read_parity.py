@@ -2,9 +2,13 @@
 
 Pages of MEMORY.md and memory/ notes must carry the same lines, range and
 continuation (``truncated``/``nextFrom``); the notice's wording is memdeck's own.
-Known differences (README, "The openclaw ranking profile"): OpenClaw also reads
-USER.md and DREAMS.md and answers a missing file with ``status: "not_found"``;
-memdeck refuses the first two and reports the third as an error.
+Under the ``openclaw`` profile memdeck's memory_get answers as OpenClaw's own
+``memory_get`` tool does (``createMemoryGetTool``, node/get_tool.mjs): USER.md
+and DREAMS.md are read, memory.md is refused, a memory path with no file is
+``{"status": "not_found", "text": "", "path": …}``, a refused path ``status:
+"error"`` with ``code: "MEMORY_PATH_NOT_ALLOWED"`` (the message is memdeck's).
+memdeck's own profile keeps its documented rules (README, "The openclaw ranking
+profile"), checked here too.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from engine.config.loader import load_settings
 from engine.core import Engine
 from engine.tools import memory_get
+from tests.cli_process import cli_env, run_cli
 from tests.openclaw.corpus import write_workspace
 
 FILES = {
@@ -73,3 +78,103 @@ def test_memory_get_pages_like_openclaw(openclaw, tmp_path: Path) -> None:
                 assert mine.get(key) == their.get(key), (read, key, mine, their)
     finally:
         engine.close()
+
+
+TOOL_FILES = {
+    "MEMORY.md": "# Facts\n- Alice likes tea\n",
+    "USER.md": "# User\n- prefers short answers\n- lives in Lisbon\n",
+    "DREAMS.md": "".join(f"dream {i}\n" for i in range(1, 200)),
+    "memory.md": "lowercase root file\n",
+    "memory/2026-01-01.md": "one\ntwo\nthree\n",
+    "memory/notes/x.txt": "not markdown\n",
+}
+TOOL_CALLS = [
+    {"path": "USER.md"},
+    {"path": "USER.md", "from": 2, "lines": 1},
+    {"path": "USER.md", "from": 9},  # past the end: an empty page, status ok
+    {"path": "DREAMS.md"},  # a continued page
+    {"path": "DREAMS.md", "from": 150, "lines": 60},
+    {"path": "dreams.md"},  # allowed in any case; no such file here
+    {"path": "MEMORY.md"},
+    {"path": "./memory/2026-01-01.md", "lines": 2},
+    {"path": "memory/2026-02-30.md"},  # missing file
+    {"path": "memory/deep/er/none.md"},  # missing folders too
+    {"path": "memory.md"},  # OpenClaw reads MEMORY.md only
+    {"path": "AGENTS.md"},
+    {"path": "../outside.md"},
+    {"path": "memory/notes/x.txt"},
+]
+KEYS = ("status", "path", "from", "lines", "truncated", "nextFrom", "code")
+
+
+def _engine(workspace: Path, home: Path, profile: str) -> Engine:
+    env = {
+        "HOME": str(home),
+        "OPENCLAW_STATE_DIR": str(home / "memdeck-state"),
+        "MEMDECK_PROFILE": profile,
+    }
+    return Engine(load_settings(workspace=workspace, env=env), provider=None, read_only=True)
+
+
+def test_memory_get_tool_answers_like_openclaw(openclaw, tmp_path: Path) -> None:
+    workspace = write_workspace(tmp_path / "ws", TOOL_FILES)
+    (tmp_path / "outside.md").write_text("outside\n")
+    theirs = openclaw.node_json("get_tool.mjs", {"workspace": str(workspace), "calls": TOOL_CALLS})
+    statuses = [t["status"] for t in theirs]
+    # the package's behaviour this test pins (a change of version shows here first)
+    assert statuses == ["ok"] * 5 + ["not_found"] + ["ok"] * 2 + ["not_found"] * 2 + ["error"] * 4
+    engine = _engine(workspace, tmp_path, "openclaw")
+    try:
+        for call, their in zip(TOOL_CALLS, theirs, strict=True):
+            mine = memory_get(engine, call["path"], call.get("from"), call.get("lines"))
+            for key in KEYS:
+                assert mine.get(key) == their.get(key), (call, key, mine, their)
+            assert _body(mine["text"]) == _body(their["text"]), call
+            if their["status"] == "not_found":
+                assert mine == their, call  # exactly {"status", "text": "", "path"}
+            if their["status"] == "error":
+                assert mine["text"] == "" and mine["error"], call
+    finally:
+        engine.close()
+
+
+def test_memory_get_keeps_memdecks_rules_in_its_own_profile(tmp_path: Path) -> None:
+    workspace = write_workspace(tmp_path / "ws", TOOL_FILES)
+    engine = _engine(workspace, tmp_path, "memdeck")
+    try:
+        assert memory_get(engine, "memory.md")["text"] == "lowercase root file"
+        for path in ("USER.md", "DREAMS.md"):
+            answer = memory_get(engine, path)
+            assert "not a memory file" in answer["error"] and "status" not in answer, answer
+        missing = memory_get(engine, "memory/2026-02-30.md")
+        assert missing == {
+            "text": "",
+            "path": "memory/2026-02-30.md",
+            "error": "memory/2026-02-30.md: no such memory file",
+        }
+    finally:
+        engine.close()
+
+
+def test_memdeck_get_cli_under_each_profile(tmp_path: Path) -> None:
+    """`memdeck get` of a missing file exits 1 in both profiles; with --profile
+    openclaw --json stdout carries OpenClaw's not_found answer."""
+    workspace = write_workspace(tmp_path / "ws", TOOL_FILES)
+    env = cli_env(tmp_path / "state")
+    mine = run_cli("get", "memory/none.md", "--json", "-w", str(workspace), env=env)
+    assert mine.returncode == 1 and mine.stdout == ""
+    assert "memory/none.md: no such memory file" in mine.stderr
+    theirs = run_cli(
+        "--profile", "openclaw", "get", "memory/none.md", "--json", "-w", str(workspace), env=env
+    )
+    assert theirs.returncode == 1, theirs.stderr
+    assert json.loads(theirs.stdout) == {
+        "status": "not_found",
+        "text": "",
+        "path": "memory/none.md",
+    }
+    assert "not found" in theirs.stderr
+    user = run_cli("get", "USER.md", "--profile", "openclaw", "-w", str(workspace), env=env)
+    assert user.returncode == 0 and user.stdout.splitlines()[1] == "- prefers short answers"
+    refused = run_cli("get", "USER.md", "-w", str(workspace), env=env)
+    assert refused.returncode == 1 and "not a memory file" in refused.stderr

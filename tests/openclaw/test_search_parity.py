@@ -6,7 +6,9 @@ OPENCLAW_STATE_DIR and OPENCLAW_CONFIG_PATH in a temp folder) and queried with
 the CLI's ``memory search --json`` command (node/search_cli.mjs runs them in one
 Node process, with the clock pinned to memdeck's so temporal decay agrees).
 Workspaces: LoCoMo conversations 0, 3 and 7 (30 questions each), a conversation
-whose files have no dated names (30 questions), and the seed documents.
+whose files have no dated names (30 questions), the seed documents, and a
+workspace in seven languages and scripts queried in them (stop words, CJK and
+Hangul keyword splitting).
 Targets: identical result lists (path, lines) for ≥ 99 % of queries and scores
 equal to 1e-6; the chunks in OpenClaw's index equal the profile's.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from engine.index.openclaw_chunking import chunk_memory_file
+from tests.openclaw import multilingual
 from tests.openclaw.corpus import (
     locomo_questions,
     locomo_workspaces,
@@ -49,6 +52,7 @@ def runs(openclaw, tmp_path_factory):
         Case("locomo-7", locomo[7], locomo_questions(7)[:QUERIES]),
         Case("undated", undated_workspace(1), locomo_questions(1)[:QUERIES]),
         Case("seeds", seeds, _seed_queries(seeds)),
+        Case("multilingual", multilingual.FILES, multilingual.QUERIES),
     ]
     run_cases(openclaw, home, cases)
     return home, {c.agent: c for c in cases}
@@ -72,15 +76,25 @@ def test_fts_only_search_matches_openclaw(runs):
     assert sum(c.same_scores for c in cases) == lists, "\n".join(diffs[:8])
 
 
-def test_seed_documents_search_mostly_matches(runs):
-    """Spanish seed documents: OpenClaw's Spanish stop words and its substring
-    matching of accented path words are not reproduced (README), so a few
-    rankings differ; every list that matches has equal scores."""
+def test_seed_documents_search_matches(runs):
+    """Spanish seed documents (headings as queries): with OpenClaw's Spanish stop
+    words every list and score agrees (27/30 before they were reproduced)."""
     _, results = runs
     seeds = results["seeds"]
     assert len(seeds.queries) == QUERIES
-    assert seeds.same_lists >= 25, _report([seeds]) + "\n" + "\n".join(seeds.diffs)
+    assert seeds.same_lists == QUERIES, _report([seeds]) + "\n" + "\n".join(seeds.diffs)
     assert seeds.same_scores == seeds.same_lists, "\n".join(seeds.diffs)
+
+
+def test_other_languages_search_matches_openclaw(runs):
+    """Queries in Spanish, Portuguese, Arabic, Chinese, Japanese, Korean and other
+    scripts: OpenClaw's stop words and CJK/Hangul keywords decide which single
+    keywords are searched, so every list and score must agree."""
+    _, results = runs
+    case = results["multilingual"]
+    assert len(case.queries) == len(multilingual.QUERIES)
+    assert case.same_lists == len(case.queries), _report([case]) + "\n" + "\n".join(case.diffs)
+    assert case.same_scores == case.same_lists, "\n".join(case.diffs)
 
 
 def test_openclaw_index_holds_the_profiles_chunks(runs):

@@ -1,0 +1,29 @@
+// OpenClaw's own memory_get tool (createMemoryGetTool, as an agent calls it) on
+// given calls: what the agent sees for each, `details` of the tool result.
+// argv[2]: JSON {workspace, calls: [{path, from?, lines?}]}; stdout: JSON [answer].
+import { readFileSync, readdirSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import path from "node:path";
+
+const dist = path.join(process.env.OPENCLAW_PKG, "dist");
+const chunk = readdirSync(dist).find(
+  (f) =>
+    f.startsWith("tools-") &&
+    f.endsWith(".mjs") &&
+    readFileSync(path.join(dist, f), "utf8").includes("function createMemoryGetTool("),
+);
+if (!chunk) throw new Error(`no tools-*.mjs with createMemoryGetTool in ${dist}`);
+const { createMemoryGetTool } = await import(pathToFileURL(path.join(dist, chunk)).href);
+const { workspace, calls } = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const config = {
+  agents: { defaults: { workspace } },
+  memory: { search: { provider: "none" } },
+};
+const tool = createMemoryGetTool({ config, agentId: "main" });
+const answers = [];
+for (const call of calls) {
+  const result = await tool.execute("memdeck-diff", call);
+  answers.push(result.details ?? JSON.parse(result.content[0].text));
+}
+process.stdout.write(JSON.stringify(answers));
+process.exit(0);
