@@ -25,5 +25,5 @@ for (const call of calls) {
   const result = await tool.execute("memdeck-diff", call);
   answers.push(result.details ?? JSON.parse(result.content[0].text));
 }
-process.stdout.write(JSON.stringify(answers));
-process.exit(0);
+// exit once stdout is flushed (a pipe takes 64 KiB at a time); OpenClaw keeps handles open
+process.stdout.write(JSON.stringify(answers), () => process.exit(0));
