@@ -46,8 +46,15 @@ from engine.index.pg_backend import PgSelection, load_store_backend
 from engine.index.store import FileRecord, Store
 from engine.memory.recall import carry_over as carry_recall
 from engine.search.openclaw_profile import OpenClawOutcome
-from engine.search.pipeline import VEC_DAMAGED, SearchOptions, SearchOutcome, rank, retrieve
-from engine.status import EngineStatus, MultimodalScope, SyncSummary
+from engine.search.pipeline import (
+    VEC_DAMAGED,
+    Retrieval,
+    SearchOptions,
+    SearchOutcome,
+    rank,
+    retrieve,
+)
+from engine.status import EngineStatus, MultimodalScope, SyncSummary, WriteProblem
 from engine.workspace.files import Workspace
 
 
@@ -65,30 +72,41 @@ class IndexUnavailable(DatabaseError):
 
 def index_problem(path: Path, exc: BaseException) -> str:
     """What is wrong with the index at ``path`` and what the user can do about it."""
+    return diagnose_index(path, exc).text
+
+
+def diagnose_index(path: Path, exc: BaseException) -> WriteProblem:
+    """``index_problem`` with its kind (the monitor's short label)."""
     why = getattr(exc, "strerror", None) or str(exc)
     folder = path.parent
     if path.is_dir():
-        return f"the index path {path} is a folder, not a file: move it away (memdeck rebuilds)"
+        return WriteProblem(
+            "folder in the way",
+            f"the index path {path} is a folder, not a file: move it away (memdeck rebuilds)",
+        )
     if not folder.is_dir():
-        return (
+        return WriteProblem(
+            "no folder",
             f"cannot create the index folder {folder} ({why}): check the path, or set "
-            "OPENCLAW_STATE_DIR to a writable folder"
+            "OPENCLAW_STATE_DIR to a writable folder",
         )
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return (
+        return WriteProblem(
+            "read-only",
             f"cannot write the index {path} ({why}): {folder} is read-only; fix its "
-            "permissions or set OPENCLAW_STATE_DIR to a writable folder"
+            "permissions or set OPENCLAW_STATE_DIR to a writable folder",
         )
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
         free = -1
     if free == 0 or "full" in why.lower() or "No space" in why:
-        return (
+        return WriteProblem(
+            "disk full",
             f"cannot write the index {path}: the disk holding {folder} is full; free space "
-            "there (search, get and status keep reading meanwhile)"
+            "there (search, get and status keep reading meanwhile)",
         )
-    return f"cannot open the index {path}: {why}"
+    return WriteProblem("cannot open", f"cannot open the index {path}: {why}")
 
 
 if TYPE_CHECKING:
@@ -149,6 +167,12 @@ class Engine:
         self.snapshot_reason: str | None = None
         #: set when a read-only engine could not open the index at all (searches raise it)
         self.unavailable: str | None = None
+        #: why the index cannot be written now (opened read-only, or the last sync
+        #: failed to write); cleared by the next sync that writes
+        self.write_problem: WriteProblem | None = None
+        #: the integrity check run because the last writer died holding the lock
+        #: (what it found and how long it took); None when none was needed
+        self.integrity_check: str | None = None
         # the first search of a new workspace: a background first index, and an
         # in-memory keyword index answering meanwhile (see _search_while_building)
         self._first_sync: threading.Thread | None = None
@@ -210,7 +234,8 @@ class Engine:
         except CorruptIndexError as exc:
             return self._recover_corrupt(str(exc))
         except (DatabaseError, OSError) as exc:
-            problem = index_problem(self.index_path, exc)
+            self.write_problem = diagnose_index(self.index_path, exc)
+            problem = self.write_problem.text
             if self.index_path.is_dir() and not self.read_only:
                 raise IndexUnavailable(problem) from exc
             if self.index_path.is_dir():  # get and status need no index; search says why
@@ -261,14 +286,62 @@ class Engine:
                 self.state.dirty = True  # the index is gone: it needs building again
             return True
 
-    def _clean_debris(self) -> list[Path]:
-        """Remove temp files of dead reindexes, keeping the embeddings they hold."""
-        salvage = self.store.copy_cache_from
+    @contextlib.contextmanager
+    def _writer(self, timeout: float, cancel: threading.Event | None = None) -> Iterator[None]:
+        """The index's writer lock; if its last holder died holding it, the index
+        is checked first (see ``_check_after_crash``)."""
+        with writer_lock(self.index_path, timeout=timeout, cancel=cancel) as grant:
+            if grant.died_holding is not None:
+                self._check_after_crash(grant.died_holding)
+            yield
+
+    def quick_check(self) -> str:
+        """``pragma quick_check`` of the live index: "ok", or what is damaged.
+
+        Reads every page once (``integrity_check`` also cross-checks indexes, which
+        costs several times more) and never raises: a file too damaged to answer
+        is reported as such."""
         try:
-            with writer_lock(self.index_path, timeout=0):
+            rows = self.store.db.execute("pragma quick_check")
+        except DatabaseError as exc:
+            return f"quick_check failed: {exc}"
+        return "; ".join(str(r[0]) for r in rows[:5]) or "quick_check returned nothing"
+
+    def _check_after_crash(self, pid: int) -> None:
+        """The writer before us (``pid``) died while writing: its transaction was
+        rolled back by the WAL, which SQLite guarantees only while the disk kept
+        its promises. Cheap enough to check now (it happens once per crash):
+        damaged pages → the file is moved aside and rebuilt from the Markdown;
+        sqlite-vec's table out of step → rebuilt from the stored vectors."""
+        t0 = time.perf_counter()
+        found = self.quick_check()
+        took = time.perf_counter() - t0
+        why = f"the last writer (pid {pid}) died while writing"
+        if found != "ok":
+            with self._swap_lock:
+                self.store.close()
+                self.store = self._recover_corrupt(f"{why}; quick_check: {found}")
+                self._store_key = self._key_of(self.store)
+            self.integrity_check = f"{why}: index damaged ({found}), rebuilt from the Markdown"
+            return
+        vec_ok = self.store.vec_table_consistent()
+        if not vec_ok:
+            self._rebuild_vec_table(why)
+        self.integrity_check = f"{why}: index checked in {took:.2f} s, ok" + (
+            "" if vec_ok else "; sqlite-vec table rebuilt from the stored vectors"
+        )
+
+    def _clean_debris(self) -> list[Path]:
+        """Remove temp files of dead reindexes, keeping the embeddings they hold.
+
+        Also the moment a crash is noticed: taking the writer lock tells whether its
+        last holder died holding it, and if so the index is checked."""
+        try:
+            with self._writer(timeout=0):
+                salvage = self.store.copy_cache_from
                 return clean_debris(self.index_path, assume_dead=True, salvage=salvage)
         except IndexLocked:  # a writer is busy: only remove files of dead processes
-            return clean_debris(self.index_path, salvage=salvage)
+            return clean_debris(self.index_path, salvage=self.store.copy_cache_from)
         except OSError:  # the lock file cannot be written (full disk): clean up next time
             return []
 
@@ -412,7 +485,8 @@ class Engine:
             raise
         except (DatabaseError, OSError) as exc:
             # a full disk or a read-only folder mid-sync: say where and what to do
-            problem = index_problem(self.index_path, exc)
+            self.write_problem = diagnose_index(self.index_path, exc)
+            problem = self.write_problem.text
             self.state.last_error = problem
             self.bus.publish(SyncFailed(reason=reason, error=problem))
             raise IndexUnavailable(problem) from exc
@@ -446,7 +520,7 @@ class Engine:
         if self.pg is not None:  # one writer per namespace across machines
             lock = self.store.writer_lock(self.lock_timeout)  # type: ignore[attr-defined]
         else:
-            lock = writer_lock(self.index_path, timeout=self.lock_timeout, cancel=cancel)
+            lock = self._writer(timeout=self.lock_timeout, cancel=cancel)
         with self._sync_lock, lock:
             self.state.running = True
             try:
@@ -459,6 +533,7 @@ class Engine:
                     done = self._sync_once(self.fingerprint(), force, reason, cancel)
                 self.state.last_done = done
                 self.state.last_error = None
+                self.write_problem = None
                 self.state.dirty = False
                 return done
             except Exception as exc:
@@ -601,51 +676,78 @@ class Engine:
             else:
                 return self._search_while_building(query, options, today)
         t0 = time.perf_counter()
-        with self._swap_lock:
-            store = self.store
-            try:
-                retrieval = retrieve(
-                    store,
-                    self._search_provider(),
-                    query,
-                    options,
-                    vector_path=self.vector_path,
-                    budget_s=self.search_budget_s,
-                )
-            except CorruptIndexError as exc:
-                self.store.close()
-                self.store = self._recover_corrupt(str(exc))
+        repairable = not (self.read_only or self.store.snapshot or self.pg is not None)
+        try:
+            retrieval = self._retrieve(query, options)
+        except BusyIndexError:
+            raise
+        except DatabaseError as exc:
+            if not repairable:
+                if isinstance(exc, CorruptIndexError):
+                    with self._swap_lock:
+                        self.store.close()
+                        self.store = self._recover_corrupt(str(exc))
                 raise
+            # after a failed query: check the file, rebuild what is damaged, answer again
+            if not self._repair_after_failed_query(
+                str(exc), corrupt=isinstance(exc, CorruptIndexError)
+            ):
+                raise  # sound pages, not sqlite-vec: nothing to rebuild
+            retrieval = self._retrieve(query, options)
         if (
             retrieval.vector_error is not None
             and retrieval.vector_error.startswith(VEC_DAMAGED)
-            and not (self.read_only or self.store.snapshot)
+            and repairable
         ):
-            # after a failed vec query: rebuild sqlite-vec's table from the stored
-            # vectors (under the writer lock) and answer this search again
-            try:
-                with writer_lock(self.index_path, timeout=self.lock_timeout):
-                    self._rebuild_vec_table(retrieval.vector_error)
-            except CorruptIndexError as exc:  # pages under it are damaged: the whole file
-                with self._swap_lock:
-                    self.store.close()
-                    self.store = self._recover_corrupt(str(exc))
-                    self._store_key = self._key_of(self.store)
-                self.sync(reason="recovery")  # from the Markdown (and the salvaged cache)
-            with self._swap_lock:
-                retrieval = retrieve(
-                    self.store,
-                    self._search_provider(),
-                    query,
-                    options,
-                    vector_path=self.vector_path,
-                    budget_s=self.search_budget_s,
-                )
+            # a failed vec query: sqlite-vec's errors are treated as corruption
+            self._repair_after_failed_query(retrieval.vector_error, corrupt=False, vec=True)
+            retrieval = self._retrieve(query, options)
         outcome = rank(retrieval, options, today)
         ms = (time.perf_counter() - t0) * 1000
         outcome.timings_ms["total"] = ms
         self.bus.publish(SearchTimed(query=query, mode=outcome.mode, duration_ms=ms))
         return outcome
+
+    def _retrieve(self, query: str, options: SearchOptions) -> Retrieval:
+        with self._swap_lock:
+            return retrieve(
+                self.store,
+                self._search_provider(),
+                query,
+                options,
+                vector_path=self.vector_path,
+                budget_s=self.search_budget_s,
+            )
+
+    def _repair_after_failed_query(self, why: str, *, corrupt: bool, vec: bool = False) -> bool:
+        """A query failed: the cheap moment to check the index (``quick_check``,
+        under the writer lock). Damaged pages, or an error SQLite calls corruption,
+        → the file is moved aside and rebuilt from the Markdown (the embedding cache
+        salvaged); a sqlite-vec error on sound pages → its table is rebuilt from the
+        stored vectors. False when nothing was found to repair (the caller raises)."""
+        rebuild = False
+        with self._writer(timeout=self.lock_timeout):
+            found = self.quick_check()
+            if found == "ok" and vec:
+                try:
+                    self._rebuild_vec_table(why)
+                except CorruptIndexError as exc:  # pages under it are damaged
+                    found = str(exc)
+                else:
+                    if not self.store.vec_table_consistent():  # rebuilt, still unreadable
+                        found = "sqlite-vec table still unreadable after its rebuild"
+            if found != "ok" or corrupt:
+                detail = why if found == "ok" else f"{why}; quick_check: {found}"
+                with self._swap_lock:
+                    self.store.close()
+                    self.store = self._recover_corrupt(detail)
+                    self._store_key = self._key_of(self.store)
+                rebuild = True
+            elif not vec:
+                return False
+        if rebuild:
+            self.sync(reason="recovery")  # from the Markdown (and the salvaged cache)
+        return True
 
     def search_openclaw(
         self,
@@ -769,6 +871,8 @@ class Engine:
             last_sync=SyncSummary.of(self.state.last_done) if self.state.last_done else None,
             last_error=self.state.last_error,
             recovered=self.recovered,
+            integrity_check=self.integrity_check,
+            write_problem=self.write_problem,
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)
             + (

@@ -18,6 +18,20 @@ from engine.events import SyncDone
 from engine.qmd.status import QmdStatus
 from engine.records import JsonRecord
 
+#: Why the index cannot be written, in the monitor's words.
+WriteProblemKind = Literal[
+    "disk full", "read-only", "folder in the way", "no folder", "cannot open"
+]
+
+
+@dataclass(frozen=True)
+class WriteProblem(JsonRecord):
+    """Why writing the index stopped (reading goes on): ``kind`` is the short label
+    the monitor shows, ``text`` names the path and the remedy."""
+
+    kind: WriteProblemKind
+    text: str
+
 
 @dataclass(frozen=True)
 class SyncSummary(JsonRecord):
@@ -112,3 +126,8 @@ class EngineStatus(JsonRecord):
     config_layout: str = ""
     #: what OpenClaw 2026.9.6 would refuse in the config file (memdeck still opens it)
     openclaw_rejections: tuple[str, ...] = ()
+    #: the check run because the last writer died holding the lock (what it found)
+    integrity_check: str | None = None
+    #: why the index cannot be written right now (full disk, read-only folder…);
+    #: None while writes work
+    write_problem: WriteProblem | None = None

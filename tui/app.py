@@ -536,6 +536,9 @@ class MemdeckApp(App[int]):
             what = {"missing": "workspace missing", "not_a_folder": "not a folder"}
             kind = what.get(self.workspace_problem.kind, "workspace unreadable")
             bar.append(f" ✗ {kind}", style=style_of(v, "state-error"))
+        elif st is not None and st.write_problem is not None:
+            # reads go on, writes stopped: say which (disk full, read-only…) first
+            bar.append(f" ✗ {st.write_problem.kind}", style=style_of(v, "state-error"))
         elif self.syncing is not None or (state is not None and state.running):
             bar.append(" ⟳ syncing", style=style_of(v, "state-dirty"))
         elif st is not None and dirty:

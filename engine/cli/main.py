@@ -250,6 +250,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         "provider": st.provider,
         "model": st.model,
         "provider_error": st.provider_error,
+        # after a writer died holding the lock, or a damaged index: what was done
+        "integrity_check": st.integrity_check,
+        "recovered": st.recovered,
     }
     text = (
         f"{'full reindex' if done.full else 'sync'}: {done.files_indexed} files indexed, "
@@ -266,6 +269,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     if provider_error:
         failed.insert(0, f"embedding provider failed at start: {provider_error}")
     emit(args, data, text)
+    for note in (st.integrity_check, st.recovered):
+        if note:
+            print(f"memdeck: {note}", file=sys.stderr)
     if failed:
         for why in failed:
             print(f"memdeck: {why}; indexed keyword-only", file=sys.stderr)

@@ -4,8 +4,11 @@
 descriptor goes away, which includes a crash or ``kill -9``: a lock can never
 be left stale, so "stale-lock recovery" is simply that the next writer gets it
 at once. The holder's pid is written into the file only to name it in the
-"locked" error. Readers never take this lock; WAL lets them read while the
-writer writes.
+"locked" error, and a clean release empties the file again: a pid found in
+it by the next holder means the previous holder died while writing (a
+``kill -9``, a crash, a power cut), which is the moment the index's integrity
+is worth checking (``LockGrant.died_holding``). Readers never take this lock;
+WAL lets them read while the writer writes.
 
 flock (not ``fcntl`` record locks) because it belongs to the open file
 description: two threads of one process that each open the lock file exclude
@@ -21,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -30,6 +34,15 @@ class IndexLocked(RuntimeError):
 
 class LockWaitCancelled(RuntimeError):
     """Waiting for the writer lock was cancelled (the caller is shutting down)."""
+
+
+@dataclass(frozen=True)
+class LockGrant:
+    """What the new holder found in the lock file."""
+
+    #: the pid a previous holder left behind: it died holding the lock (a clean
+    #: release empties the file), so its last write may not have finished
+    died_holding: int | None = None
 
 
 def lock_path(index_path: Path) -> Path:
@@ -51,7 +64,7 @@ def writer_lock(
     timeout: float = 30.0,
     poll: float = 0.05,
     cancel: threading.Event | None = None,
-) -> Iterator[None]:
+) -> Iterator[LockGrant]:
     """Hold the index's writer lock; wait up to ``timeout`` seconds for it.
 
     Raises ``IndexLocked`` after ``timeout`` (0 means: only try once) and
@@ -79,10 +92,11 @@ def writer_lock(
                     cancel.wait(poll)
                 else:
                     time.sleep(poll)
+        left = os.pread(fd, 32, 0).decode(errors="replace").strip()
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         try:
-            yield
+            yield LockGrant(died_holding=int(left) if left.isdigit() else None)
         finally:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)

@@ -58,6 +58,8 @@ from engine.index.openclaw_chunking import (
 )
 from engine.search.openclaw_keywords import extract_keywords
 from engine.search.pipeline import Candidate
+from engine.workspace.files import MAX_INDEX_BYTES
+from engine.workspace.safe_open import open_beneath
 
 __all__ = [
     "OpenClawCandidate",
@@ -348,10 +350,17 @@ class OpenClawIndex:
     def load_workspace(self, root: Path, extra_dirs: Iterable[Path] = ()) -> None:
         files = []
         for rel, path in list_openclaw_files(root, extra_dirs):
+            # Read from the descriptor that was checked (no symlink followed, a
+            # regular file) and never a file over memdeck's 10 MiB limit, whose
+            # size comes from fstat before a byte is read. (OpenClaw reads any
+            # size; a multi-GB note is memdeck's one departure from its ranking.)
+            inside = path.is_relative_to(root)
+            base, name = (root, rel) if inside else (path.parent, path.name)
             try:
-                data = path.read_bytes()
-                mtime = path.stat().st_mtime * 1000
-            except OSError:
+                with open_beneath(base, name, shown=rel) as fh:
+                    data = fh.read_all(MAX_INDEX_BYTES)
+                    mtime = fh.mtime * 1000
+            except (OSError, ValueError):  # refused, too large, vanished
                 continue
             files.append((rel, data.decode("utf-8", errors="replace"), mtime))
         self.load(files)

@@ -308,3 +308,36 @@ def test_qmd_paths_obey_the_collection_pattern_and_memory_rules(tmp_path: Path) 
         assert memory_get(engine, "qmd/memory-dir/memory/x/ok.md")["text"] == "deep note"
     finally:
         engine.close()
+
+
+def test_dreaming_and_promotion_read_like_the_indexer(
+    make_engine: Callable[..., Engine], workspace_dir: Path, tmp_path: Path
+) -> None:
+    """Dreaming's readers use the checked descriptor and the size limit too: a 3 GB
+    daily log is skipped from its size (not read into memory), and promotion
+    refuses to rewrite a MEMORY.md that is a symlink to an outside file (it would
+    otherwise copy the outside text into the workspace)."""
+    import datetime as dt
+
+    from engine.memory.dreaming.config import DreamingSettings
+    from engine.memory.dreaming.entries import Entry
+    from engine.memory.dreaming.light import Candidate
+    from engine.memory.dreaming.promotion import PromotionError, preview
+    from engine.memory.dreaming.service import Dreamer
+
+    memory = workspace_dir / "memory"
+    (memory / "2026-03-03.md").write_text(f"- {INSIDE}\n")
+    with open(memory / "2026-03-02.md", "wb") as fh:  # 3 GB by size, a few bytes of text
+        fh.write(b"- huge entry at the start of a 3 GB log\n")
+        fh.truncate(3 * 2**30)
+    dreamer = Dreamer(make_engine(None), config=DreamingSettings(timezone="UTC"))
+    texts = [e.text for e in dreamer.daily_entries()]
+    assert any("insidealpha" in t for t in texts), texts
+    assert not any("huge entry" in t for t in texts)
+    outside = tmp_path / "outside.md"
+    outside.write_text(f"# Outside\n\n{SECRET}\n")
+    (workspace_dir / "MEMORY.md").symlink_to(outside)
+    entry = Entry("memory/2026-03-03.md", "daily", 1, 1, INSIDE, dt.date(2026, 3, 3))
+    with pytest.raises(PromotionError, match="symlinks are not followed"):
+        preview(workspace_dir, Candidate(entry, [entry]), dt.date(2026, 3, 4))
+    assert outside.read_text() == f"# Outside\n\n{SECRET}\n"

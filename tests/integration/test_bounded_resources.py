@@ -1,14 +1,19 @@
 """Bounded resources (issue 18): huge files, a huge config, absurd numbers, NaN vectors.
 
-The large files are sparse (a few KiB on disk, gigabytes by size), so the test
-costs nothing while the code under test sees the full size. Peak memory is
-measured for the real CLI process with ``getrusage(RUSAGE_CHILDREN)`` in a
-small wrapper process, so nothing else the test process did is counted.
+Most large files are sparse (a few KiB on disk, gigabytes by size), so those
+tests cost nothing while the code under test sees the full size. Holes can
+hide a whole read, though (reading a hole is cheap), so one test writes a dense
+multi-GB file, every byte on disk, and counts the bytes the CLI process read
+(``rchar`` of ``/proc/self/io``). Peak memory is measured for the real CLI
+process with ``getrusage`` in a small wrapper process, so nothing else the test
+process did is counted.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +51,57 @@ def run_measured(*args: str, env: dict[str, str]) -> dict:
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+#: the CLI run in-process, then its own peak RSS and bytes read (all read syscalls)
+_IO_WRAPPER = """
+import contextlib, io, json, resource, sys
+from engine.cli.main import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    try:
+        rc = main(sys.argv[1:])
+    except SystemExit as exc:
+        rc = exc.code
+with open("/proc/self/io") as fh:
+    counters = dict(line.split(": ") for line in fh.read().splitlines())
+print(json.dumps({"rc": rc, "out": out.getvalue(), "err": err.getvalue(),
+                  "rchar": int(counters["rchar"]),
+                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def run_counted(*args: str, env: dict[str, str]) -> dict:
+    """``memdeck ARGS`` in a fresh process; its exit code, output, peak RSS (KiB) and
+    the bytes it read through read syscalls (imports included: a few dozen MB)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _IO_WRAPPER, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+#: a dense file over the 10 MiB limit, multi-GB (the issue's 2 GB case, every byte written)
+DENSE_BYTES = 2_200_000_000
+DENSE_LINE = b"a line of the dense note, every byte of it on disk\n"
+
+
+def dense_markdown(path: Path, size: int) -> int:
+    """``size`` bytes of real lines, written block by block (no holes); the line count."""
+    block = DENSE_LINE * (2**20 // len(DENSE_LINE))
+    with open(path, "wb") as fh:
+        left = size
+        while left >= len(block):
+            fh.write(block)
+            left -= len(block)
+        fh.write(DENSE_LINE[:left] if left < len(DENSE_LINE) else block[:left])
+    lines = size // len(DENSE_LINE)
+    return lines + (1 if size % len(DENSE_LINE) else 0)
 
 
 def sparse_markdown(path: Path, size: int, lines: int = 1000) -> None:
@@ -194,3 +250,38 @@ def test_nan_vectors_are_reported_not_stored(ws: Path, state_dir: Path) -> None:
         s = run_cli("search", "flat white", "--config", str(cfg), "-w", str(ws), "--json", env=env)
         answer = json.loads(s.stdout)
         assert answer["results"] and answer["results"][0]["path"] == "MEMORY.md"
+
+
+@pytest.mark.slow
+def test_a_dense_multi_gb_file_is_refused_unread_and_paged_in_one_pass(
+    ws: Path, state_dir: Path
+) -> None:
+    """A 2.2 GB file with every byte on disk: ``index`` records it as over the limit
+    from its ``fstat`` size and reads none of it; ``get`` of 2 lines reads it once
+    (to count its lines) in bounded memory, never twice, never whole."""
+    if shutil.disk_usage(ws).free < 3 * DENSE_BYTES:
+        pytest.skip("needs 6.6 GB free for a dense 2.2 GB file")
+    big = ws / "memory" / "dense.md"
+    try:
+        total_lines = dense_markdown(big, DENSE_BYTES)
+        assert os.stat(big).st_blocks * 512 >= DENSE_BYTES  # really dense: no holes
+        env = cli_env(state_dir)
+        index = run_counted("index", "--workspace", str(ws), env=env)
+        assert index["rc"] == 0, index["err"]
+        assert "memory/dense.md: 2200.0 MB is over the 10 MiB indexing limit" in index["out"]
+        assert index["rchar"] < 200 * 2**20, index["rchar"]  # imports only, not the file
+        assert index["maxrss_kb"] < RSS_BUDGET_KB, index["maxrss_kb"]
+        get = run_counted(
+            "get", "memory/dense.md", "--lines", "2", "--json", "-w", str(ws), env=env
+        )
+        assert get["rc"] == 0, get["err"]
+        answer = json.loads(get["out"])
+        assert answer["text"].startswith((DENSE_LINE * 2).decode())
+        assert answer["text"].endswith("[More of this file follows: continue with from=3.]")
+        assert answer["nextFrom"] == 3 and total_lines > 3
+        # it read to the end to count the lines (the continuation needs the total),
+        # once: every byte of the file and then only the imports
+        assert DENSE_BYTES <= get["rchar"] < DENSE_BYTES + 200 * 2**20, get["rchar"]
+        assert get["maxrss_kb"] < RSS_BUDGET_KB, get["maxrss_kb"]
+    finally:
+        big.unlink(missing_ok=True)  # 2.2 GB must not outlive the test

@@ -18,23 +18,15 @@ from pathlib import Path
 import pytest
 
 from tests.cli_process import cli_env, run_cli
+from tests.full_disk import fill, small_tmpfs
 
 NOTE = "# Memory\n\nDana prefers flat white coffee.\n"
 
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "state"
-    mount.mkdir()
-    proc = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
-    )
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
-    try:
+    with small_tmpfs(tmp_path / "state") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.fixture
@@ -43,17 +35,6 @@ def ws(tmp_path: Path) -> Path:
     d.mkdir()
     (d / "MEMORY.md").write_text(NOTE)
     return d
-
-
-def fill(folder: Path) -> None:
-    """Write until the filesystem says ENOSPC."""
-    with open(folder / "filler", "wb") as fh:
-        try:
-            while True:
-                fh.write(b"\0" * 65536)
-                fh.flush()
-        except OSError as exc:
-            assert exc.errno == 28  # ENOSPC: the disk is really full
 
 
 def reads_work(ws: Path, env: dict[str, str]) -> dict:
@@ -133,6 +114,13 @@ def test_the_app_engine_keeps_serving_reads_on_a_full_disk(small_fs: Path, ws: P
             engine.sync()
         assert failures and "is full; free space there" in failures[-1].error
         assert engine.search("flat white").results[0].path == "MEMORY.md"  # still reading
-        assert engine.status().last_error is not None
+        st = engine.status()
+        assert st.last_error is not None
+        assert st.write_problem is not None and st.write_problem.kind == "disk full"
+        assert st.to_json()["write_problem"]["kind"] == "disk full"
+        (small_fs / "filler").unlink()  # the remedy: free space there
+        assert engine.sync().files_indexed == 1  # writes work again ...
+        assert engine.status().write_problem is None  # ... and the monitor stops saying so
+        assert "And tea." in engine.search("tea").candidates[0].text
     finally:
         engine.close()

@@ -94,6 +94,8 @@ class MonitorPane(VerticalScroll):
         if first:
             if status.provider_error:
                 self.log_error(f"provider: {status.provider_error}")
+            if status.integrity_check:
+                self.log_error(status.integrity_check)
             if status.recovered:
                 self.log_error(status.recovered)
 
@@ -284,6 +286,11 @@ class MonitorPane(VerticalScroll):
         paths.add_column(overflow="fold")
         paths.add_row("workspace", Text(short_path(st.workspace, self._home)))
         paths.add_row("index", Text(short_path(st.index, self._home)))
+        if st.write_problem is not None:
+            # writing stopped (the app keeps answering from the index as it is)
+            stopped = Text(st.write_problem.kind, style=f"bold {bad}")
+            stopped.append(f" — {st.write_problem.text}")
+            paths.add_row("writes", stopped)
         rows = [
             ("agent", Text(st.agent), "backend", Text(st.backend)),
             ("provider", provider, "model", Text(st.model or "–")),

@@ -34,7 +34,8 @@ from typing import Any
 
 from engine.config.settings import Settings
 from engine.memory.dreaming.light import Candidate
-from engine.workspace.files import atomic_write, atomic_write_json, sha256_bytes
+from engine.workspace.files import MAX_INDEX_BYTES, atomic_write, atomic_write_json, sha256_bytes
+from engine.workspace.safe_open import FileTooLarge, PathRefused, open_checked
 
 MEMORY_NAMES = ("MEMORY.md", "memory.md")
 SECTION_PREFIX = "## Promoted "
@@ -115,10 +116,15 @@ class Preview:
 
 
 def _read_memory(path: Path) -> tuple[bytes, str]:
+    """MEMORY.md's bytes, read from the checked descriptor (a symlink is not followed,
+    so no outside text is copied into it) and never over the 10 MiB limit."""
     try:
-        data = path.read_bytes()
+        with open_checked(path, shown=path.name) as fh:
+            data = fh.read_all(MAX_INDEX_BYTES, "promotion")
     except FileNotFoundError:
         return b"", ""
+    except (PathRefused, FileTooLarge) as exc:
+        raise PromotionError(f"{exc}; memdeck will not rewrite it") from None
     except OSError as exc:
         raise PromotionError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:

@@ -24,7 +24,8 @@ from pathlib import Path
 from engine.memory.dreaming.deep import WEIGHTS, DeepResult, Proposal
 from engine.memory.dreaming.light import LightResult
 from engine.memory.dreaming.rem import RemResult
-from engine.workspace.files import atomic_write
+from engine.workspace.files import MAX_INDEX_BYTES, atomic_write
+from engine.workspace.safe_open import FileTooLarge, PathRefused, open_checked
 
 DREAMS_FILE = "DREAMS.md"
 REPORTS_DIR = "memory/dreaming"
@@ -113,12 +114,15 @@ def write_report(
     written: list[Path] = []
     if inline:
         path = workspace / DREAMS_FILE
-        try:
-            before = path.read_bytes().decode("utf-8")
+        try:  # the checked descriptor: a symlinked DREAMS.md is not read through
+            with open_checked(path, shown=DREAMS_FILE) as fh:
+                before = fh.read_all(MAX_INDEX_BYTES, "the dreaming report").decode("utf-8")
         except FileNotFoundError:
             before = ""
         except UnicodeDecodeError:
             raise ReportError(f"{path}: not valid UTF-8; left as it is") from None
+        except (PathRefused, FileTooLarge) as exc:
+            raise ReportError(f"{exc}; left as it is") from None
         atomic_write(path, replace_block(before, phase, body).encode("utf-8"))
         written.append(path)
     if separate:

@@ -42,7 +42,6 @@ from engine.memory.dreaming.schedule import PHASES, ScheduleState, due_phases, s
 from engine.memory.recall import RecallEvent, load_events
 from engine.memory.sessions import REL_PREFIX, transcript_line
 from engine.workspace.dates import date_from_path
-from engine.workspace.files import decode_text
 
 if TYPE_CHECKING:
     from engine.core import Engine
@@ -77,6 +76,16 @@ class Dreamer:
     def now(self, now: dt.datetime | None = None) -> dt.datetime:
         return zone_now(self.config, now)
 
+    def _read_text(self, path: Path) -> str | None:
+        """A memory file's text, read like the indexer reads it: opened without
+        following symlinks, checked on the descriptor, and left unread (None) when
+        its ``fstat`` size is over the 10 MiB limit, refused or missing."""
+        try:
+            doc = self.engine.workspace.read(path)
+        except (OSError, ValueError):  # PathRefused, UnreadableFile (too large)
+            return None
+        return doc.text if doc.exists else None
+
     def read_only(self) -> str | None:
         root = self.workspace
         if root.exists() and not os.access(root, os.W_OK):
@@ -90,7 +99,7 @@ class Dreamer:
         for f in self.engine.workspace.list_files():
             if f.kind != "daily" or f.rel.startswith(REPORTS_DIR + "/"):
                 continue
-            text = _read_text(f.abs)
+            text = self._read_text(f.abs)
             if text is None:
                 continue
             out += split_entries(text, path=f.rel, source="daily", day=date_from_path(f.rel))
@@ -100,7 +109,7 @@ class Dreamer:
         for name in MEMORY_NAMES:
             path = self.workspace / name
             if path.is_file():
-                text = _read_text(path)
+                text = self._read_text(path)
                 return (
                     []
                     if text is None
@@ -339,14 +348,6 @@ def proposal_dict(p: Proposal, preview_: Preview | None = None) -> dict[str, Any
     if preview_ is not None:
         out["preview"] = preview_.to_dict()
     return out
-
-
-def _read_text(path: Path) -> str | None:
-    try:
-        data = path.read_bytes()
-        return decode_text(data, path.name)[0]
-    except (OSError, ValueError):
-        return None
 
 
 def _message_day(raw: bytes, tz: dt.tzinfo | None) -> dt.date | None:
