@@ -43,6 +43,9 @@ from engine.workspace.safe_open import FileTooLarge, PathRefused, open_beneath
 
 EMBED_BATCH = 32
 BULK_FLUSH = 20_000
+#: a sync changing more files than this (or 1/20 of the index) rebuilds the keyword
+#: side's impact lists at its end instead of following each file
+KEYWORD_DEFER_FILES = 64
 BATCH_PENDING = "embeddings pending in a remote batch job; the next sync collects them"
 TMP_MARKER = ".reindex-"
 #: A transcript's JSONL (tool output, metadata) can be far larger than the text
@@ -203,6 +206,9 @@ class Indexer:
                     continue
             changed.append(f)
         self._progress("scan", 0, len(changed), stats)
+        if len(changed) > max(KEYWORD_DEFER_FILES, len(known) // 20):
+            # rebuilding the impact lists once beats following this many files one by one
+            self.store.defer_keyword_index()
 
         pending: list[tuple[SourceFile, str, list[NewChunk], str | None]] = []
         pending_chunks = 0
@@ -226,6 +232,7 @@ class Indexer:
         if self.ms.cache.enabled:
             self.store.cache_prune(self.ms.cache.max_entries)
         self.store.maintain_vec_table()
+        self.store.maintain_keyword_index()
         done_event = SyncDone(
             reason=reason,
             full=full,

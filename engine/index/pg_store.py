@@ -348,6 +348,18 @@ class PgStore:
     def maintain_vec_table(self) -> None:
         """Nothing to build: pgvector's HNSW index follows the rows by itself."""
 
+    def defer_keyword_index(self) -> None:
+        """No impact lists here (``Store.keyword_search``)."""
+
+    def maintain_keyword_index(self) -> None:
+        """No impact lists here (``Store.keyword_search``)."""
+
+    def keyword_search(
+        self, words: Sequence[str], limit: int, sources: Sequence[str], *, require_all: bool = True
+    ) -> list[tuple[int, float]] | None:
+        """None: the keyword ranking comes from ``fts_search``."""
+        return None
+
     def can_rank_rows(self) -> bool:
         """No per-row bm25 here (``Store.fts_ranks_of``): a hybrid search reads the
         longer keyword ranking instead."""

@@ -17,8 +17,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from engine.index import keyword_index
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
+from engine.index.keyword_index import KeywordIndex
 
 SCHEMA_VERSION = 1
 #: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
@@ -52,7 +54,7 @@ create table if not exists line_vectors (
     lines integer not null, vectors blob not null,
     primary key (chunk_hash, model)
 );
-"""
+""" + keyword_index.SCHEMA
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +238,8 @@ class Store:
         self._bm25_cache: (
             tuple[tuple[int, int], Any, tuple[int, int], dict[tuple[str, ...], int]] | None
         ) = None
+        self._kw_tokenize: keyword_index.Tokenize | None = None
+        self._kw: KeywordIndex | None = None
         dims = self.get_meta("dims")
         if dims:
             self._ensure_vec_table(int(dims))
@@ -426,7 +430,8 @@ class Store:
         """Swap all rows of one file in one transaction (readers see old or new)."""
         now = time.time()
         with self.db.transaction():
-            self._delete_chunks(path)
+            removed = self._delete_chunks(path)
+            added: list[tuple[int, str]] = []
             with_vec = self.vec.loaded and bool(self._vec_dims) and self._vec_table_exists()
             for ch in chunks:
                 emb = _blob(ch.embedding)
@@ -436,6 +441,7 @@ class Store:
                     (path, source, ch.start_line, ch.end_line, ch.hash, model, ch.text, emb, now),
                 )
                 cid = self.db.scalar("select last_insert_rowid()")
+                added.append((int(cid), ch.text))
                 if self.fts_available:
                     self.db.execute(
                         "insert into chunks_fts(rowid, text) values (?, ?)", (cid, ch.text)
@@ -451,6 +457,7 @@ class Store:
                 " chunks=excluded.chunks, error=excluded.error, indexed_at=excluded.indexed_at",
                 (path, source, file_hash, mtime, size, len(chunks), error, now),
             )
+            self._keyword_index_follow(removed, added)
         self._generation += 1
 
     def replace_file_meta(self, path: str, mtime: float, size: int) -> None:
@@ -460,18 +467,21 @@ class Store:
     def remove_files(self, paths: Iterable[str]) -> int:
         n = 0
         with self.db.transaction():
+            removed: list[tuple[int, str]] = []
             for path in paths:
-                self._delete_chunks(path)
+                removed += self._delete_chunks(path)
                 self.db.execute("delete from files where path = ?", (path,))
                 n += 1
+            self._keyword_index_follow(removed, [])
         self._generation += 1
         return n
 
-    def _delete_chunks(self, path: str) -> None:
+    def _delete_chunks(self, path: str) -> list[tuple[int, str]]:
+        """Delete one file's chunks; returns their (id, text)."""
         rows = self.db.execute("select id, text from chunks where path = ?", (path,))
         ids = [r[0] for r in rows]
         if not ids:
-            return
+            return []
         if self.fts_available and self.fts_external:
             # an external-content table forgets a row by being told its old text
             self.db.executemany(
@@ -482,6 +492,89 @@ class Store:
         if self.vec.loaded and self._vec_dims and self._vec_table_exists():
             self.db.executemany("delete from chunks_vec where rowid = ?", [(i,) for i in ids])
         self.db.execute("delete from chunks where path = ?", (path,))
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    # -- the keyword side's postings (engine.index.keyword_index) ---------------------
+    def _kw_tokenizer(self) -> keyword_index.Tokenize | None:
+        if not self.can_rank_rows():
+            return None
+        if self._kw_tokenize is None:
+            self._kw_tokenize = self.db.fts5_tokenizer("unicode61")
+        return self._kw_tokenize
+
+    def keyword_index(self) -> KeywordIndex | None:
+        """The postings beside FTS5 when this store can read and write them (apsw,
+        unicode61); whether they are in step is ``KeywordIndex.ready``."""
+        if self._kw is None:
+            tokenize = self._kw_tokenizer()
+            if tokenize is None:
+                return None
+            self._kw = KeywordIndex(self.db, tokenize)
+        return self._kw
+
+    def _ready_keyword_index(self) -> KeywordIndex | None:
+        kw = self.keyword_index()
+        return kw if kw is not None and kw.ready() else None
+
+    def _term_rows(self, tokens: tuple[str, ...]) -> int:
+        """Rows holding the phrase ``tokens`` (bm25's n): from the postings for one
+        token when they are in step, else FTS5's count of the phrase."""
+        kw = self._ready_keyword_index() if len(tokens) == 1 else None
+        if kw is not None:
+            return kw.rows_with(tokens[0])
+        match = '"' + " ".join(tokens).replace('"', '""') + '"'
+        return int(
+            self.db.scalar("select count(*) from chunks_fts where chunks_fts match ?", (match,))
+            or 0
+        )
+
+    def _keyword_index_follow(
+        self, removed: list[tuple[int, str]], added: list[tuple[int, str]]
+    ) -> None:
+        """Keep the postings in step with a write (the caller's transaction); a store
+        that cannot (another binding or tokenizer) marks them stale instead."""
+        if not (removed or added):
+            return
+        if self.db.scalar("select value from meta where key = ?", (keyword_index.META_KEY,)) != (
+            keyword_index.LAYOUT
+        ):
+            return
+        kw = self.keyword_index()
+        if kw is None:
+            self.db.execute(
+                "update meta set value = '' where key = ?", (keyword_index.META_KEY,)
+            )
+            return
+        kw.follow(removed, added)
+
+    def defer_keyword_index(self) -> None:
+        """Stop following writes (a large sync): ``maintain_keyword_index`` rebuilds."""
+        kw = self.keyword_index()
+        if kw is not None and kw.ready():
+            kw.mark_stale()
+
+    def maintain_keyword_index(self) -> None:
+        """After a sync (writer lock held): rebuild stale postings, or fold a grown
+        pending list into them."""
+        kw = self.keyword_index()
+        if kw is None or self.snapshot:
+            return
+        if not kw.ready():
+            kw.rebuild()
+        else:
+            kw.compact()
+
+    def keyword_search(
+        self, words: Sequence[str], limit: int, sources: Sequence[str], *, require_all: bool = True
+    ) -> list[tuple[int, float]] | None:
+        """``fts_search`` of the AND (OR) of ``words`` from the postings: the same
+        (id, rank) list without FTS5 ranking every match. None when this path
+        cannot answer (postings not in step, other sources, a word FTS5 splits):
+        use ``fts_search``."""
+        kw = self._ready_keyword_index()
+        if kw is None or not self._only_memory(sources):
+            return None
+        return kw.top_k(words, limit, require_all=require_all, state=self._state_key()).hits
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
@@ -688,6 +781,11 @@ class Store:
         """
         if not self.can_rank_rows():
             return None
+        kw = self._ready_keyword_index()
+        if kw is not None:
+            got = kw.ranks_of(words, ids, require_all=require_all, state=self._state_key())
+            if got is not None:
+                return got
         key = self._state_key()
         if self._bm25_cache is None or self._bm25_cache[0] != key:
             tokenize = self.db.fts5_tokenizer("unicode61")
@@ -704,13 +802,7 @@ class Store:
             if not tokens:
                 return None
             if tokens not in hits:
-                match = '"' + " ".join(tokens).replace('"', '""') + '"'
-                hits[tokens] = int(
-                    self.db.scalar(
-                        "select count(*) from chunks_fts where chunks_fts match ?", (match,)
-                    )
-                    or 0
-                )
+                hits[tokens] = self._term_rows(tokens)
             phrases.append(Phrase(tokens, hits[tokens]))
         if not phrases or rows <= 0 or not ids:
             return {}
@@ -771,13 +863,18 @@ class Store:
                 out[term] = cached[1]
                 continue
             phrase = '"' + term.replace('"', '""') + '"'
+            tokenize = self._kw_tokenizer()
             try:
-                n = int(
-                    self.db.scalar(
-                        "select count(*) from chunks_fts where chunks_fts match ?", (phrase,)
+                if tokenize is not None:
+                    toks = tuple(tokenize(term, True))
+                    n = self._term_rows(toks) if toks else 0
+                else:
+                    n = int(
+                        self.db.scalar(
+                            "select count(*) from chunks_fts where chunks_fts match ?", (phrase,)
+                        )
+                        or 0
                     )
-                    or 0
-                )
             except DatabaseError:
                 n = 0
             if len(self._df_cache) > 50_000:

@@ -301,12 +301,15 @@ def retrieve(
         _embed_in_background(provider, query) if wants_vector else None
     )
     if run_fts and fts_q:
-        ranked = store.fts_search(fts_q, window, options.sources)
+        # The keyword side's postings rank the AND (and OR) query's top-k in numpy
+        # (``engine.index.keyword_index``); FTS5's exhaustive ranking when they cannot.
+        ranked = _keyword_ranking(store, query_tokens(query), fts_q, window, limit, options, True)
         operator = "AND"
         if not ranked:
-            or_q = _or_query(store, query)
+            or_words = _or_words(store, query)
+            or_q = build_fts_query(" ".join(or_words), "OR")
             if or_q and or_q != fts_q:
-                ranked = store.fts_search(or_q, window, options.sources)
+                ranked = _keyword_ranking(store, or_words, or_q, window, limit, options, False)
                 fts_q, operator = or_q, "OR"
         idf_scale = idf_floor_scale(store, query, ranked)
         if idf_scale != 1.0:
@@ -421,6 +424,24 @@ def retrieve(
         line_hits=line_hits,
         query_idf_sum=idf_sum,
     )
+
+
+def _keyword_ranking(
+    store: Store,
+    words: list[str],
+    match: str,
+    window: int,
+    limit: int,
+    options: SearchOptions,
+    require_all: bool,
+) -> list[tuple[int, float]]:
+    """The keyword ranking of ``match`` (the AND/OR of ``words``): from the store's
+    postings when they can give it, else FTS5's ``fts_search`` (the same list)."""
+    if window == limit:
+        got = store.keyword_search(words, window, options.sources, require_all=require_all)
+        if got is not None:
+            return got
+    return store.fts_search(match, window, options.sources)
 
 
 def _embed_in_background(

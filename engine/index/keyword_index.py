@@ -1,0 +1,488 @@
+"""The keyword side's own postings beside FTS5: bm25 top-k in numpy.
+
+FTS5 answers ``MATCH … ORDER BY rank LIMIT k`` by calling ``bm25()`` once per
+matching row through SQLite's virtual-table machinery, and recounts every
+phrase's rows (bm25's n) by walking its whole doclist on each query; the common
+words of a query match half of a 100k-chunk index, so that was 300–500 ms a
+search there. Here each term's postings — row ids and term frequencies — are
+kept compressed in ``kw_postings`` (written with the chunks), the row lengths
+FTS5 divides by in ``kw_lengths``, and a query:
+
+* decodes the postings of its words (decoded lists are cached between
+  searches until the lists are rewritten);
+* for AND, intersects them starting from the rarest word, so only rows that
+  hold every word are ever touched (for OR: their union);
+* scores those rows with FTS5's bm25 in vectorised float64 (the operations of
+  ``fts5Bm25Function`` in its order, so the doubles are FTS5's bit for bit;
+  ``tests/engine/test_keyword_index.py`` compares every LoCoMo question with
+  FTS5's own ranking) and selects the top k without sorting the rest.
+
+Writes do not rewrite a common word's postings: a changed row adds its terms to
+``kw_pending`` (term, row, tf; tf 0 = the row no longer holds the term), which
+a query merges in and ``compact`` folds into ``kw_postings`` once it grows. A
+sync of many files skips the per-row bookkeeping and ``rebuild``s at its end.
+``meta.keyword_index`` says whether the tables are in step; when they are not
+(an index made before them, a store that cannot tokenize like FTS5) every
+search uses FTS5's exhaustive ranking, as before.
+
+Only single-token words under the ``unicode61`` tokenizer take this path; the
+caller falls back to ``Store.fts_search`` otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.index.db import Database, DatabaseError
+from engine.index.fts_bm25 import IDF_FLOOR, K1, B, read_varint
+
+#: the layout version written to ``meta.keyword_index`` once the tables are in step
+LAYOUT = "1"
+META_KEY = "keyword_index"
+#: ``kw_pending`` rows past which a sync folds them into ``kw_postings``
+PENDING_MAX = 50_000
+#: row lengths per ``kw_lengths`` row
+LENGTH_PAGE = 1024
+#: decoded postings kept between searches (total postings across terms)
+CACHE_POSTINGS = 4_000_000
+#: chunks read per step of a rebuild (and the bits of a row's place in one)
+REBUILD_PAGE = 8192
+_LOCAL_BITS = 13
+
+Tokenize = Callable[[str, bool], list[str]]
+
+SCHEMA = """
+create table if not exists kw_postings (
+    term text primary key, docs blob not null, tfs blob not null
+);
+create table if not exists kw_pending (
+    term text not null, doc integer not null, tf integer not null,
+    primary key (term, doc)
+) without rowid;
+create table if not exists kw_lengths (page integer primary key, dls blob not null);
+"""
+
+
+# -- encoding -------------------------------------------------------------------------------
+_WIDTHS: dict[int, type[np.unsignedinteger]] = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+def _pack(values: np.ndarray) -> bytes:
+    """Non-negative integers, zlib'd in the narrowest of 16/32/64 bits (first byte)."""
+    top = int(values.max()) if len(values) else 0
+    tag = 2 if top < 2**16 else 4 if top < 2**32 else 8
+    return bytes([tag]) + zlib.compress(values.astype(_WIDTHS[tag]).tobytes(), 1)
+
+
+def _unpack(blob: bytes) -> np.ndarray:
+    return np.frombuffer(zlib.decompress(blob[1:]), dtype=_WIDTHS[blob[0]]).astype(np.int64)
+
+
+def encode(docs: np.ndarray, tfs: np.ndarray) -> tuple[bytes, bytes]:
+    """Sorted row ids as gaps, and their term frequencies."""
+    gaps = np.diff(docs, prepend=0) if len(docs) else docs
+    return _pack(gaps), _pack(tfs)
+
+
+def decode(docs_blob: bytes, tfs_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
+    return np.cumsum(_unpack(docs_blob)), _unpack(tfs_blob)
+
+
+# -- FTS5's numbers -----------------------------------------------------------------------
+def totals(db: Database) -> tuple[int, int] | None:
+    """(rows, tokens) from FTS5's ``averages`` record (bm25's N and avgdl·N)."""
+    try:
+        blob = db.scalar("select block from chunks_fts_data where id = 1")
+    except DatabaseError:
+        return None
+    if not blob:
+        return (0, 0)
+    rows, pos = read_varint(blob)
+    tokens, _ = read_varint(blob, pos)
+    return rows, tokens
+
+
+def idf(rows: int, rows_with: int) -> float:
+    """FTS5's idf, floored as ``fts5Bm25Function`` floors it."""
+    value = math.log((rows - rows_with + 0.5) / (rows_with + 0.5))
+    return IDF_FLOOR if value <= 0.0 else value
+
+
+def bm25_scores(
+    phrases: Sequence[str],
+    tfs: dict[str, np.ndarray],
+    dls: np.ndarray,
+    idfs: dict[str, float],
+    avgdl: float,
+) -> np.ndarray:
+    """bm25 (positive; FTS5's rank is its negation) of rows with these frequencies and
+    lengths: ``fts_bm25.bm25_rank``'s operations, elementwise, in the same order."""
+    d = dls.astype(np.float64)
+    score = np.zeros(len(dls), dtype=np.float64)
+    for p in phrases:
+        f = tfs[p].astype(np.float64)
+        score = score + idfs[p] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+    return score
+
+
+@dataclass(frozen=True)
+class TopK:
+    """A ranking from the postings, or why there is none."""
+
+    hits: list[tuple[int, float]] | None  # (row id, FTS5 rank) best first; None: not here
+    matched: int = 0  # rows holding every word (AND) or any word (OR)
+    reason: str = ""
+
+
+class KeywordIndex:
+    """The postings of one index file, read and kept in step through ``db``."""
+
+    def __init__(self, db: Database, tokenize: Tokenize):
+        self.db = db
+        self.tokenize = tokenize
+        self._cache: OrderedDict[str, tuple[str, np.ndarray, np.ndarray]] = OrderedDict()
+        self._cached = 0
+        self._lengths: tuple[object, np.ndarray] | None = None
+
+    # -- state -------------------------------------------------------------------------
+    def ready(self) -> bool:
+        return bool(self.db.scalar("select value from meta where key = ?", (META_KEY,)) == LAYOUT)
+
+    def _generation(self) -> str:
+        return str(self.db.scalar("select value from meta where key = 'keyword_generation'") or "")
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute(
+            "insert into meta(key, value) values (?, ?) on conflict(key)"
+            " do update set value = excluded.value",
+            (key, value),
+        )
+
+    def mark_stale(self) -> None:
+        self._set_meta(META_KEY, "")
+
+    def _bump_generation(self) -> None:
+        gen = self._generation()
+        self._set_meta("keyword_generation", str(int(gen or 0) + 1))
+        self._cache.clear()
+        self._cached = 0
+
+    # -- reading -----------------------------------------------------------------------
+    def phrases(self, words: Sequence[str]) -> list[str] | None:
+        """Each word as its one FTS5 token; None if a word is several (a phrase)."""
+        out = []
+        for word in words:
+            toks = self.tokenize(word, True)
+            if len(toks) != 1:
+                return None
+            out.append(toks[0])
+        return out
+
+    def postings(self, term: str, generation: str) -> tuple[np.ndarray, np.ndarray]:
+        """(sorted row ids, term frequencies) of ``term``: the stored list with the
+        pending changes merged in."""
+        hit = self._cache.get(term)
+        if hit is not None and hit[0] == generation:
+            self._cache.move_to_end(term)
+            docs, tfs = hit[1], hit[2]
+        else:
+            row = self.db.execute("select docs, tfs from kw_postings where term = ?", (term,))
+            if row:
+                docs, tfs = decode(row[0][0], row[0][1])
+            else:
+                docs = tfs = np.empty(0, dtype=np.int64)
+            self._remember(term, generation, docs, tfs)
+        pend = self.db.execute("select doc, tf from kw_pending where term = ?", (term,))
+        if not pend:
+            return docs, tfs
+        p_docs = np.array([r[0] for r in pend], dtype=np.int64)  # sorted: the primary key
+        p_tfs = np.array([r[1] for r in pend], dtype=np.int64)
+        if len(docs):
+            pos = np.minimum(np.searchsorted(p_docs, docs), len(p_docs) - 1)
+            keep = p_docs[pos] != docs
+            docs, tfs = docs[keep], tfs[keep]
+        live = p_tfs > 0
+        docs = np.concatenate([docs, p_docs[live]])
+        tfs = np.concatenate([tfs, p_tfs[live]])
+        order = np.argsort(docs, kind="stable")
+        return docs[order], tfs[order]
+
+    def _remember(self, term: str, generation: str, docs: np.ndarray, tfs: np.ndarray) -> None:
+        old = self._cache.pop(term, None)
+        if old is not None:
+            self._cached -= len(old[1])
+        self._cache[term] = (generation, docs, tfs)
+        self._cached += len(docs)
+        while self._cached > CACHE_POSTINGS and len(self._cache) > 1:
+            _, (_, gone, _) = self._cache.popitem(last=False)
+            self._cached -= len(gone)
+
+    def lengths(self, state: object) -> np.ndarray:
+        """Every row's length in tokens (FTS5's docsize), indexed by row id; -1 = none."""
+        if self._lengths is not None and self._lengths[0] == state:
+            return self._lengths[1]
+        rows = self.db.execute("select page, dls from kw_lengths order by page")
+        size = (int(rows[-1][0]) + 1) * LENGTH_PAGE if rows else 0
+        out = np.full(size, -1, dtype=np.int64)
+        for page, blob in rows:
+            start = int(page) * LENGTH_PAGE
+            out[start : start + LENGTH_PAGE] = np.frombuffer(blob, dtype=np.int32)
+        self._lengths = (state, out)
+        return out
+
+    def rows_with(self, term: str) -> int:
+        """How many rows hold ``term`` (bm25's n)."""
+        return len(self.postings(term, self._generation())[0])
+
+    # -- ranking -------------------------------------------------------------------------
+    def top_k(
+        self, words: Sequence[str], k: int, *, require_all: bool, state: object
+    ) -> TopK:
+        """FTS5's ``"w1" AND/OR "w2" … ORDER BY rank LIMIT k`` (ties by row id)."""
+        phrases = self.phrases(words)
+        if phrases is None:
+            return TopK(None, reason="a word of several tokens")
+        if not phrases or k <= 0:
+            return TopK([], 0)
+        got = totals(self.db)
+        if got is None:
+            return TopK(None, reason="FTS5's averages record is unreadable")
+        n_rows, n_tokens = got
+        if n_rows <= 0:
+            return TopK([], 0)
+        avgdl = float(n_tokens) / float(n_rows)
+        gen = self._generation()
+        terms = list(dict.fromkeys(phrases))
+        post = {t: self.postings(t, gen) for t in terms}
+        if require_all:
+            if any(len(post[t][0]) == 0 for t in terms):
+                return TopK([], 0)
+            rare = min(terms, key=lambda t: len(post[t][0]))
+            cands = post[rare][0]
+            for t in terms:
+                if t == rare or not len(cands):
+                    continue
+                docs = post[t][0]
+                pos = np.minimum(np.searchsorted(docs, cands), len(docs) - 1)
+                cands = cands[docs[pos] == cands]
+        else:
+            cands = _union([post[t][0] for t in terms if len(post[t][0])])
+        if not len(cands):
+            return TopK([], 0)
+        scores = self._score(cands, phrases, post, n_rows, avgdl, state)
+        if scores is None:
+            return TopK(None, reason="a row without a recorded length")
+        return TopK(_best(cands, scores, k), len(cands))
+
+    def ranks_of(
+        self, words: Sequence[str], ids: Sequence[int], *, require_all: bool, state: object
+    ) -> dict[int, float] | None:
+        """FTS5's rank of each of ``ids`` that the AND (OR) of ``words`` matches."""
+        phrases = self.phrases(words)
+        got = totals(self.db)
+        if phrases is None or got is None:
+            return None
+        n_rows, n_tokens = got
+        if not phrases or n_rows <= 0 or not ids:
+            return {}
+        gen = self._generation()
+        post = {t: self.postings(t, gen) for t in dict.fromkeys(phrases)}
+        cands = np.unique(np.asarray(ids, dtype=np.int64))
+        held = [self._tf_of(post[t], cands) > 0 for t in post]
+        mask = np.logical_and.reduce(held) if require_all else np.logical_or.reduce(held)
+        cands = cands[mask]
+        if not len(cands):
+            return {}
+        scores = self._score(cands, phrases, post, n_rows, float(n_tokens) / n_rows, state)
+        if scores is None:
+            return None
+        return {int(c): -1.0 * float(s) for c, s in zip(cands, scores, strict=True)}
+
+    @staticmethod
+    def _tf_of(posting: tuple[np.ndarray, np.ndarray], cands: np.ndarray) -> np.ndarray:
+        docs, tfs = posting
+        if not len(docs):
+            return np.zeros(len(cands), dtype=np.int64)
+        pos = np.minimum(np.searchsorted(docs, cands), len(docs) - 1)
+        return np.where(docs[pos] == cands, tfs[pos], 0)
+
+    def _score(
+        self,
+        cands: np.ndarray,
+        phrases: list[str],
+        post: dict[str, tuple[np.ndarray, np.ndarray]],
+        n_rows: int,
+        avgdl: float,
+        state: object,
+    ) -> np.ndarray | None:
+        lengths = self.lengths(state)
+        if int(cands[-1]) >= len(lengths):
+            return None
+        dls = lengths[cands]
+        if (dls < 0).any():
+            return None
+        tfs = {t: self._tf_of(post[t], cands) for t in post}
+        idfs = {t: idf(n_rows, len(post[t][0])) for t in post}
+        return bm25_scores(phrases, tfs, dls, idfs, avgdl)
+
+    # -- keeping in step ---------------------------------------------------------------------
+    def follow(self, removed: Iterable[tuple[int, str]], added: Iterable[tuple[int, str]]) -> None:
+        """Record a write's removed and added rows (inside the caller's transaction)."""
+        rows: list[tuple[str, int, int]] = []
+        sizes: dict[int, int] = {}
+        for cid, text in removed:
+            rows.extend((t, cid, 0) for t in set(self.tokenize(text, False)))
+            sizes[cid] = -1
+        for cid, text in added:
+            toks = self.tokenize(text, False)
+            rows.extend((t, cid, f) for t, f in Counter(toks).items())
+            sizes[cid] = len(toks)
+        if rows:
+            self.db.executemany(
+                "insert or replace into kw_pending(term, doc, tf) values (?, ?, ?)", rows
+            )
+        self._write_lengths(sizes)
+
+    def _write_lengths(self, sizes: dict[int, int]) -> None:
+        pages: dict[int, list[tuple[int, int]]] = {}
+        for cid, n in sizes.items():
+            pages.setdefault(cid // LENGTH_PAGE, []).append((cid % LENGTH_PAGE, n))
+        for page, items in pages.items():
+            blob = self.db.scalar("select dls from kw_lengths where page = ?", (page,))
+            arr = (
+                np.frombuffer(blob, dtype=np.int32).copy()
+                if blob
+                else np.full(LENGTH_PAGE, -1, dtype=np.int32)
+            )
+            for slot, n in items:
+                arr[slot] = n
+            self.db.execute(
+                "insert or replace into kw_lengths(page, dls) values (?, ?)", (page, arr.tobytes())
+            )
+
+    def compact(self, *, force: bool = False) -> int:
+        """Fold ``kw_pending`` into ``kw_postings`` once it passed ``PENDING_MAX`` rows
+        (caller holds the writer lock). Returns the terms rewritten."""
+        count = int(self.db.scalar("select count(*) from kw_pending") or 0)
+        if not count or (count <= PENDING_MAX and not force):
+            return 0
+        with self.db.transaction():
+            gen = self._generation()
+            terms = [str(r[0]) for r in self.db.execute("select distinct term from kw_pending")]
+            rows = []
+            for term in terms:
+                docs, tfs = self.postings(term, gen)
+                rows.append((term, *encode(docs, tfs)))
+            self.db.executemany(
+                "insert or replace into kw_postings(term, docs, tfs) values (?, ?, ?)", rows
+            )
+            self.db.execute("delete from kw_postings where length(docs) < 3")  # empty lists
+            self.db.execute("delete from kw_pending")
+            self._bump_generation()
+        return len(terms)
+
+    def rebuild(self) -> int:
+        """Every term's postings and every row's length from ``chunks`` (after a cold
+        index or a large sync; caller holds the writer lock). Returns the terms."""
+        with self.db.transaction():
+            self.db.execute("delete from kw_postings")
+            self.db.execute("delete from kw_pending")
+            self.db.execute("delete from kw_lengths")
+            vocab: dict[str, int] = {}
+            segments: list[list[tuple[bytes, bytes]]] = []
+            all_ids: list[np.ndarray] = []
+            all_dls: list[np.ndarray] = []
+            last = -(2**63)
+            while True:
+                rows = self.db.execute(
+                    f"select id, text from chunks where id > ? order by id limit {REBUILD_PAGE}",
+                    (last,),
+                )
+                if not rows:
+                    break
+                last = rows[-1][0]
+                ids = np.array([r[0] for r in rows], dtype=np.int64)
+                per_row: list[np.ndarray] = []
+                for _, text in rows:  # token strings live for one row only
+                    toks = self.tokenize(text, False)
+                    for new in set(toks).difference(vocab):
+                        vocab[new] = len(vocab)
+                    per_row.append(np.fromiter(map(vocab.__getitem__, toks), np.int64, len(toks)))
+                dls = np.array([len(t) for t in per_row], dtype=np.int64)
+                all_ids.append(ids)
+                all_dls.append(dls)
+                if not dls.sum():
+                    continue
+                term_ids = np.concatenate(per_row)
+                local = np.repeat(np.arange(len(rows), dtype=np.int64), dls)
+                key = (term_ids << _LOCAL_BITS) | local
+                uniq, counts = np.unique(key, return_counts=True)
+                t_of = uniq >> _LOCAL_BITS
+                d_of = ids[uniq & ((1 << _LOCAL_BITS) - 1)]
+                cuts = np.flatnonzero(np.diff(t_of)) + 1
+                starts = np.concatenate([[0], cuts])
+                ends = np.concatenate([cuts, [len(uniq)]])
+                while len(segments) < len(vocab):
+                    segments.append([])
+                for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+                    segments[int(t_of[s])].append(
+                        (
+                            zlib.compress(d_of[s:e].tobytes(), 1),
+                            zlib.compress(counts[s:e].astype(np.int64).tobytes(), 1),
+                        )
+                    )
+            out = []
+            for term, j in vocab.items():
+                parts = segments[j] if j < len(segments) else []
+                if not parts:
+                    continue
+                docs = np.concatenate([_inflate(d) for d, _ in parts])
+                tfs = np.concatenate([_inflate(f) for _, f in parts])
+                out.append((term, *encode(docs, tfs)))
+            self.db.executemany("insert into kw_postings(term, docs, tfs) values (?, ?, ?)", out)
+            if all_ids:
+                self._write_all_lengths(np.concatenate(all_ids), np.concatenate(all_dls))
+            self._set_meta(META_KEY, LAYOUT)
+            self._bump_generation()
+        return len(out)
+
+    def _write_all_lengths(self, ids: np.ndarray, dls: np.ndarray) -> None:
+        size = (int(ids.max()) // LENGTH_PAGE + 1) * LENGTH_PAGE
+        dense = np.full(size, -1, dtype=np.int32)
+        dense[ids] = dls
+        pages = [
+            (p, dense[p * LENGTH_PAGE : (p + 1) * LENGTH_PAGE].tobytes())
+            for p in range(size // LENGTH_PAGE)
+            if (dense[p * LENGTH_PAGE : (p + 1) * LENGTH_PAGE] >= 0).any()
+        ]
+        self.db.executemany("insert into kw_lengths(page, dls) values (?, ?)", pages)
+
+
+def _union(lists: list[np.ndarray]) -> np.ndarray:
+    """Sorted distinct row ids of sorted ``lists`` (a sort beats numpy's hashing unique)."""
+    if not lists:
+        return np.empty(0, dtype=np.int64)
+    if len(lists) == 1:
+        return lists[0]
+    out = np.sort(np.concatenate(lists))
+    return out[np.concatenate(([True], out[1:] != out[:-1]))]
+
+
+def _inflate(blob: bytes) -> np.ndarray:
+    return np.frombuffer(zlib.decompress(blob), dtype=np.int64)
+
+
+def _best(cands: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k best (highest score; ties by lower row id) as (id, FTS5 rank)."""
+    if len(scores) > k:
+        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+        sel = np.flatnonzero(scores >= kth)
+    else:
+        sel = np.arange(len(scores))
+    order = sel[np.lexsort((cands[sel], -scores[sel]))][:k]
+    return [(int(cands[i]), -1.0 * float(scores[i])) for i in order]

@@ -1,0 +1,238 @@
+"""The keyword side's postings (``engine.index.keyword_index``) against FTS5 itself.
+
+On every LoCoMo question (../shared/bench/locomo, the corpus the quality numbers
+come from) the AND query and the pruned OR query a search runs return, from the
+postings, exactly FTS5's exhaustive ``ORDER BY rank`` list: the same rows, in
+the same order, with the same doubles, for the top 6, the top 24 and the whole
+ranking (ties included). The postings follow edits (pending rows, then a fold
+into the stored lists), an index made before them is searched through FTS5 until
+its next sync writes them, and a word FTS5 splits in two goes to FTS5.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from engine.index import keyword_index
+from engine.index.keyword_index import KeywordIndex, decode, encode
+from engine.index.tokens import build_fts_query, query_tokens
+from engine.search import pipeline
+from engine.search.pipeline import retrieve
+from tests.bench import common
+from tests.bench.locomo import build_conversation
+from tests.bench.synthetic import HashEmbedder
+
+CONVS = (0, 3, 6, 9)
+
+
+@pytest.fixture(scope="module")
+def locomo() -> list:
+    try:
+        path = common.data_dir("locomo") / "locomo10.json"
+    except common.Skip:
+        pytest.skip("LoCoMo data not found (../shared/bench/locomo or $MEMDECK_BENCH_DATA)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def indexed(locomo, tmp_path_factory):
+    out = []
+    for ci in CONVS:
+        conv = build_conversation(ci, locomo[ci])
+        root = tmp_path_factory.mktemp(f"conv{ci}")
+        for rel, text in conv.files.items():
+            common.write_if_changed(root / "ws" / rel, text)
+        engine = common.open_engine(root / "ws", root / "state", HashEmbedder())
+        engine.sync(reason="test")
+        kw = engine.store.keyword_index()
+        assert kw is not None and kw.ready()  # the cold index wrote the postings
+        out.append((engine, conv))
+    yield out
+    for engine, _ in out:
+        engine.close()
+
+
+def _queries(store, text: str) -> list[tuple[list[str], bool]]:
+    return [(query_tokens(text), True), (pipeline._or_words(store, text), False)]
+
+
+def _same_as_fts5(store, words: list[str], require_all: bool, k: int) -> tuple[bool, int]:
+    match = build_fts_query(" ".join(words), "AND" if require_all else "OR")
+    if not match:
+        return True, 0
+    want = store.fts_search(match, k, ["memory"])
+    got = store.keyword_search(words, k, ["memory"], require_all=require_all)
+    assert got is not None, (words, require_all)
+    return got == want, len(want)
+
+
+def test_encoding_round_trips() -> None:
+    import numpy as np
+
+    for docs, tfs in (
+        ([1, 2, 3, 70_000], [1, 5, 2, 1]),
+        ([5, 2**40], [3, 2**20]),
+        ([], []),
+    ):
+        d, f = decode(*encode(np.array(docs, dtype=np.int64), np.array(tfs, dtype=np.int64)))
+        assert d.tolist() == docs and f.tolist() == tfs
+
+
+def test_top_k_is_fts5s_ranking_on_every_locomo_question(indexed) -> None:
+    compared = rows = 0
+    kinds = {True: 0, False: 0}
+    for engine, conv in indexed:
+        store = engine.store
+        for q in conv.questions:
+            for words, require_all in _queries(store, q.text):
+                for k in (6, 24, 10**9):
+                    same, n = _same_as_fts5(store, words, require_all, k)
+                    assert same, (q.text, require_all, k)
+                    compared += 1
+                    rows += n
+                    kinds[require_all] += n > 0
+    # both kinds of query really matched rows, and whole rankings were compared
+    assert compared > 4_000 and rows > 80_000 and min(kinds.values()) > 150
+
+
+def test_retrieval_through_the_postings_equals_fts5s(indexed, monkeypatch) -> None:
+    """Keyword hits, text ranks of vector candidates and the idf sum of a hybrid
+    retrieval, and an FTS-only retrieval: the same with and without the postings."""
+    checked = 0
+    for engine, conv in indexed:
+        store = engine.store
+        options = engine.default_options().with_(min_score=0.0)
+        for q in conv.questions[::5]:
+            for opts in (options, options.with_(mode="fts")):
+                new = retrieve(store, engine.provider, q.text, opts)
+                with monkeypatch.context() as m:
+                    m.setattr(KeywordIndex, "ready", lambda self: False)
+                    old = retrieve(store, engine.provider, q.text, opts)
+                assert new.fts_hits == old.fts_hits, q.text
+                assert new.fts_operator == old.fts_operator
+                assert new.text_ranks == old.text_ranks, q.text
+                assert new.query_idf_sum == old.query_idf_sum
+                checked += 1
+    assert checked > 150
+
+
+def test_ranks_of_chosen_rows_equal_fts5s(indexed) -> None:
+    rng = random.Random(3)
+    compared = 0
+    for engine, conv in indexed:
+        store = engine.store
+        kw = store.keyword_index()
+        ids = [r[0] for r in store.db.execute("select id from chunks")]
+        for q in conv.questions[::3]:
+            for words, require_all in _queries(store, q.text):
+                match = build_fts_query(" ".join(words), "AND" if require_all else "OR")
+                if not match:
+                    continue
+                ranking = dict(store.fts_search(match, 10**9, ["memory"]))
+                chosen = rng.sample(ids, min(20, len(ids)))
+                got = kw.ranks_of(words, chosen, require_all=require_all, state=store._state_key())
+                assert got == {i: ranking[i] for i in chosen if i in ranking}
+                compared += len(got or {})
+    assert compared > 1_000
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _check_queries(store, queries: list[str]) -> int:
+    matched = 0
+    for text in queries:
+        for words, require_all in _queries(store, text):
+            for k in (3, 10**9):
+                same, n = _same_as_fts5(store, words, require_all, k)
+                assert same, (text, require_all, k)
+                matched += n > 0
+    return matched
+
+
+def test_postings_follow_edits_pending_rows_and_the_fold(tmp_path, monkeypatch) -> None:
+    ws = tmp_path / "ws"
+    rng = random.Random(11)
+    words = ["alpha", "beta", "gamma", "delta", "kappa", "lunch", "budget", "rollout"]
+    words += ["atlas", "cut", "over", "the", "a", "of"]
+
+    def note(n: int) -> str:
+        return "\n".join(
+            f"- {i}: " + " ".join(rng.choice(words) for _ in range(rng.randint(3, 30)))
+            for i in range(n)
+        )
+
+    for i in range(12):
+        _write(ws / "memory" / f"2026-01-{i + 1:02d}.md", f"# Day {i}\n\n{note(40)}\n")
+    engine = common.open_engine(ws, tmp_path / "state", None)
+    engine.sync(reason="test")
+    store = engine.store
+    kw = store.keyword_index()
+    assert kw is not None and kw.ready()
+    assert store.db.scalar("select count(*) from kw_pending") == 0
+    queries = ["alpha beta", "lunch budget the", "atlas cut-over", "kappa", "gamma of a", "zzz"]
+    assert _check_queries(store, queries) > 6
+    # edits the watcher reports: an append, a rewrite, a deletion, a new file
+    day = ws / "memory" / "2026-01-03.md"
+    day.write_text(day.read_text() + "\n- late: alpha alpha alpha kappa lunch\n")
+    _write(ws / "memory" / "2026-01-05.md", f"# Rewritten\n\n{note(10)}\n")
+    (ws / "memory" / "2026-01-12.md").unlink()  # the highest row ids: SQLite reuses them
+    _write(ws / "memory" / "2026-02-01.md", f"# New\n\n{note(25)}\n")
+    changed = ["memory/2026-01-03.md", "memory/2026-01-05.md", "memory/2026-01-12.md"]
+    engine.sync(reason="edit", paths=[ws / p for p in [*changed, "memory/2026-02-01.md"]])
+    assert kw.ready()
+    assert store.db.scalar("select count(*) from kw_pending") > 0  # followed, not rebuilt
+    assert store.db.scalar("select count(*) from kw_pending where tf = 0") > 0
+    assert _check_queries(store, queries) > 6
+    # the fold: pending rows written into the stored lists, same answers
+    monkeypatch.setattr(keyword_index, "PENDING_MAX", 0)
+    assert kw.compact() > 0
+    assert store.db.scalar("select count(*) from kw_pending") == 0
+    assert _check_queries(store, queries) > 6
+    engine.close()
+
+
+def test_an_index_without_postings_uses_fts5_until_its_next_sync(tmp_path) -> None:
+    ws = tmp_path / "ws"
+    _write(ws / "MEMORY.md", "# Memory\n\nThe atlas rollout needs a budget.\n")
+    _write(ws / "memory" / "2026-01-01.md", "# Day\n\n- atlas budget approved\n- lunch\n")
+    engine = common.open_engine(ws, tmp_path / "state", None)
+    engine.sync(reason="test")
+    store = engine.store
+    # as an index written before the postings existed: no meta, empty tables
+    store.db.execute("delete from meta where key = ?", (keyword_index.META_KEY,))
+    for table in ("kw_postings", "kw_pending", "kw_lengths"):
+        store.db.execute(f"delete from {table}")
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is None
+    opts = engine.default_options().with_(mode="fts", min_score=0.0)
+    hits = engine.search("atlas budget", opts).results
+    assert len(hits) == 2  # answered by FTS5
+    # writes while stale are not followed; the next sync rebuilds
+    _write(ws / "memory" / "2026-01-02.md", "# Day\n\n- atlas again\n")
+    engine.sync(reason="test", paths=[ws / "memory" / "2026-01-02.md"])
+    kw = store.keyword_index()
+    assert kw is not None and kw.ready()
+    assert _check_queries(store, ["atlas", "atlas budget", "lunch"]) == 12  # 3 × AND/OR × k
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is not None
+    engine.close()
+
+
+def test_a_word_fts5_splits_goes_to_fts5(tmp_path) -> None:
+    ws = tmp_path / "ws"
+    _write(ws / "MEMORY.md", "# Memory\n\nfoo_bar and foo bar.\n")
+    engine = common.open_engine(ws, tmp_path / "state", None)
+    engine.sync(reason="test")
+    got = engine.store.keyword_index().top_k(  # type: ignore[union-attr]
+        ["foo_bar"], 5, require_all=True, state=engine.store._state_key()
+    )
+    assert got.hits is None and got.reason == "a word of several tokens"
+    assert engine.store.keyword_search(["foo_bar"], 5, ["memory"]) is None
+    out = engine.search("foo_bar", engine.default_options().with_(mode="fts", min_score=0.0))
+    assert len(out.results) == 1  # FTS5's phrase "foo bar"
+    engine.close()
