@@ -44,7 +44,7 @@ from engine.workspace.safe_open import FileTooLarge, PathRefused, open_beneath
 EMBED_BATCH = 32
 BULK_FLUSH = 20_000
 #: a sync changing more files than this (or 1/20 of the index) rebuilds the keyword
-#: side's impact lists at its end instead of following each file
+#: side's postings at its end instead of following each file
 KEYWORD_DEFER_FILES = 64
 BATCH_PENDING = "embeddings pending in a remote batch job; the next sync collects them"
 TMP_MARKER = ".reindex-"
@@ -207,7 +207,7 @@ class Indexer:
             changed.append(f)
         self._progress("scan", 0, len(changed), stats)
         if len(changed) > max(KEYWORD_DEFER_FILES, len(known) // 20):
-            # rebuilding the impact lists once beats following this many files one by one
+            # rebuilding the keyword postings once beats following this many files one by one
             self.store.defer_keyword_index()
 
         pending: list[tuple[SourceFile, str, list[NewChunk], str | None]] = []

@@ -51,6 +51,8 @@ PENDING_MAX = 50_000
 LENGTH_PAGE = 1024
 #: decoded postings kept between searches (total postings across terms)
 CACHE_POSTINGS = 4_000_000
+#: candidates past which frequencies are looked up in a table over the id range
+DENSE_FROM = 4096
 #: chunks read per step of a rebuild (and the bits of a row's place in one)
 REBUILD_PAGE = 8192
 _LOCAL_BITS = 13
@@ -305,9 +307,15 @@ class KeywordIndex:
 
     @staticmethod
     def _tf_of(posting: tuple[np.ndarray, np.ndarray], cands: np.ndarray) -> np.ndarray:
+        """Each candidate's frequency of the term (0 where it does not occur)."""
         docs, tfs = posting
-        if not len(docs):
+        if not len(docs) or not len(cands):
             return np.zeros(len(cands), dtype=np.int64)
+        if len(cands) > DENSE_FROM:  # many rows: a table over the id range beats bisection
+            dense = np.zeros(max(int(docs[-1]), int(cands[-1])) + 1, dtype=np.int64)
+            dense[docs] = tfs
+            out: np.ndarray = dense[cands]
+            return out
         pos = np.minimum(np.searchsorted(docs, cands), len(docs) - 1)
         return np.where(docs[pos] == cands, tfs[pos], 0)
 
@@ -464,13 +472,15 @@ class KeywordIndex:
 
 
 def _union(lists: list[np.ndarray]) -> np.ndarray:
-    """Sorted distinct row ids of sorted ``lists`` (a sort beats numpy's hashing unique)."""
+    """Sorted distinct row ids of sorted ``lists`` (a mask over the id range: no sort)."""
     if not lists:
         return np.empty(0, dtype=np.int64)
     if len(lists) == 1:
         return lists[0]
-    out = np.sort(np.concatenate(lists))
-    return out[np.concatenate(([True], out[1:] != out[:-1]))]
+    mask = np.zeros(max(int(lst[-1]) for lst in lists) + 1, dtype=bool)
+    for lst in lists:
+        mask[lst] = True
+    return np.flatnonzero(mask).astype(np.int64)
 
 
 def _inflate(blob: bytes) -> np.ndarray:

@@ -348,11 +348,15 @@ class PgStore:
     def maintain_vec_table(self) -> None:
         """Nothing to build: pgvector's HNSW index follows the rows by itself."""
 
+    def keyword_index(self) -> None:
+        """No postings beside the full-text index here (``Store.keyword_search``)."""
+        return None
+
     def defer_keyword_index(self) -> None:
-        """No impact lists here (``Store.keyword_search``)."""
+        """No postings here (``Store.keyword_search``)."""
 
     def maintain_keyword_index(self) -> None:
-        """No impact lists here (``Store.keyword_search``)."""
+        """No postings here (``Store.keyword_search``)."""
 
     def keyword_search(
         self, words: Sequence[str], limit: int, sources: Sequence[str], *, require_all: bool = True

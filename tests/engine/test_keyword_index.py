@@ -99,6 +99,20 @@ def test_top_k_is_fts5s_ranking_on_every_locomo_question(indexed) -> None:
     assert compared > 4_000 and rows > 80_000 and min(kinds.values()) > 150
 
 
+def test_the_id_range_table_lookup_ranks_the_same(indexed, monkeypatch) -> None:
+    """Large candidate sets look frequencies up in a table over the id range
+    (``DENSE_FROM``); LoCoMo's are small, so force that path here."""
+    monkeypatch.setattr(keyword_index, "DENSE_FROM", 0)
+    compared = 0
+    for engine, conv in indexed:
+        for q in conv.questions[::2]:
+            for words, require_all in _queries(engine.store, q.text):
+                same, n = _same_as_fts5(engine.store, words, require_all, 24)
+                assert same, (q.text, require_all)
+                compared += n > 0
+    assert compared > 300
+
+
 def test_retrieval_through_the_postings_equals_fts5s(indexed, monkeypatch) -> None:
     """Keyword hits, text ranks of vector candidates and the idf sum of a hybrid
     retrieval, and an FTS-only retrieval: the same with and without the postings."""
