@@ -29,6 +29,7 @@ from textual.worker import get_current_worker
 from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
+from engine.tools import keyword_only_reason
 from tui import export, toggles
 from tui.format import bar_cells, location, num, signed_shift, stacked_bar, style_of
 from tui.messages import OpenLocation, SearchFailed, SearchFinished
@@ -192,6 +193,9 @@ class SearchPane(Vertical):
         )
         yield Static(id="search-toggles")
         yield Static(id="search-status")
+        # why a search that asked for vectors answered keyword-only: its own line,
+        # wrapped, so the reason stays readable down to 80×24 (hidden otherwise)
+        yield Static(id="search-fallback")
         table: DataTable[Text] = DataTable(
             id="results",
             cursor_type="row",
@@ -551,6 +555,7 @@ class SearchPane(Vertical):
                 Text("Enter opens the highlighted result in the editor.", style="dim"),
                 layout=False,
             )
+            self._show_fallback(None)
             return
         r = out.retrieval
         text = Text()
@@ -567,16 +572,31 @@ class SearchPane(Vertical):
             f" · vector {len(r.vector_hits)}",
             style=style_of(self.app.theme_variables, "score-vector"),
         )
-        if out.mode != out.options.mode:
+        reason = keyword_only_reason(self.engine, out)
+        if out.mode != out.options.mode and reason is None:  # no provider: a choice
             text.append(f" · {out.options.mode} unavailable → {out.mode}", style="italic")
-        if r.vector_error:
-            text.append(f" · vector side failed: {r.vector_error}", style="bold red")
         if out.rescue_used:
             text.append(" · keyword rescue", style="italic")
         text.append(
             f" · {len(out.dropped)} dropped · minScore {out.options.min_score:.2f}", style="dim"
         )
         status.update(text, layout=False)
+        self._show_fallback(reason)
+
+    def _show_fallback(self, reason: str | None) -> None:
+        """The keyword-only line: mode, fallback and reason (the CLI's ``reason``)."""
+        line = self.query_one("#search-fallback", Static)
+        out = self.outcome
+        if reason is None or out is None:
+            line.display = False
+            return
+        text = Text(
+            "keyword-only", style=f"bold {style_of(self.app.theme_variables, 'state-error')}"
+        )
+        text.append(f" ({out.options.mode} → {out.mode}): ", style="bold")
+        text.append(reason)
+        line.update(text)
+        line.display = True
 
     def _draw(self, outcome: SearchOutcome | None) -> None:
         self.outcome = outcome
