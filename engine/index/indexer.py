@@ -231,6 +231,7 @@ class Indexer:
         self._embed_lines(stats)
         if self.ms.cache.enabled:
             self.store.cache_prune(self.ms.cache.max_entries)
+            self.store.cache_share_with_chunks()
         self.store.maintain_vec_table()
         self.store.maintain_keyword_index()
         done_event = SyncDone(

@@ -601,6 +601,10 @@ class PgStore:
                 ],
             )  # fmt: skip
 
+    def cache_share_with_chunks(self) -> int:
+        """Nothing to share: the PostgreSQL cache is one table shared by namespaces."""
+        return 0
+
     def cache_prune(self, max_entries: int) -> int:
         with self._conn() as c:
             count = int(c.execute("select count(*) from memdeck_embedding_cache").fetchone()[0])

@@ -49,6 +49,8 @@ create table if not exists embedding_cache (
     primary key (provider, model, provider_key, hash)
 );
 create index if not exists embedding_cache_age on embedding_cache(updated_at);
+create index if not exists embedding_cache_hash on embedding_cache(hash);
+create index if not exists chunks_hash on chunks(hash);
 create table if not exists line_vectors (
     chunk_hash text not null, model text not null, dims integer not null,
     lines integer not null, vectors blob not null,
@@ -85,6 +87,13 @@ class FileRecord:
     size: int
     chunks: int
     error: str | None
+
+
+#: an embedding_cache row's vector: its own blob, or (empty blob) its chunk's
+_CACHED_VECTOR = (
+    "case when length(embedding) > 0 then embedding else (select c.embedding from chunks c"
+    " where c.hash = embedding_cache.hash and c.embedding is not null limit 1) end"
+)
 
 
 def _blob(vec: np.ndarray | None) -> bytes | None:
@@ -491,6 +500,14 @@ class Store:
             self.db.executemany("delete from chunks_fts where rowid = ?", [(i,) for i in ids])
         if self.vec.loaded and self._vec_dims and self._vec_table_exists():
             self.db.executemany("delete from chunks_vec where rowid = ?", [(i,) for i in ids])
+        # cache entries that point at these vectors get their own copy back first
+        self.db.execute(
+            "update embedding_cache set embedding = (select c.embedding from chunks c"
+            " where c.hash = embedding_cache.hash and c.embedding is not null limit 1)"
+            " where length(embedding) = 0 and hash in (select hash from chunks"
+            " where path = ? and embedding is not null)",
+            (path,),
+        )
         self.db.execute("delete from chunks where path = ?", (path,))
         return [(int(r[0]), str(r[1])) for r in rows]
 
@@ -691,12 +708,29 @@ class Store:
             part = list(hashes[start : start + 500])
             marks = ",".join("?" * len(part))
             for h, blob in self.db.execute(
-                "select hash, embedding from embedding_cache where provider=? and model=?"
+                f"select hash, {_CACHED_VECTOR} from embedding_cache where provider=? and model=?"
                 f" and provider_key=? and hash in ({marks})",
                 [provider, model, provider_key, *part],
             ):
-                out[h] = np.frombuffer(blob, dtype=np.float32)
+                if blob:  # a reference whose chunk is gone (cannot happen): embed again
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
+
+    def cache_share_with_chunks(self) -> int:
+        """Store each cached vector once: an entry whose vector is byte for byte a live
+        chunk's ``chunks.embedding`` keeps an empty blob that points there (by hash).
+
+        Run after a sync; also what turns an index written before it (every vector in
+        the cache and in ``chunks``) into this layout. Deleting the chunk first hands
+        the vector back to the entry (``_delete_chunks``), so a cached vector outlives
+        its chunk as before. Returns the entries turned into references."""
+        with self.db.transaction():
+            self.db.execute(
+                "update embedding_cache set embedding = x'' where length(embedding) > 0"
+                " and embedding = (select c.embedding from chunks c"
+                " where c.hash = embedding_cache.hash and c.embedding is not null limit 1)"
+            )
+            return int(self.db.scalar("select changes()") or 0)
 
     def cache_put(
         self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]
@@ -730,9 +764,21 @@ class Store:
             return 0
         try:
             with self.db.attached(other_path, "old") as db:
-                db.execute(
-                    "insert or ignore into embedding_cache select * from old.embedding_cache"
-                )
+                try:  # references resolved against the old file's chunks
+                    db.execute(
+                        "insert or ignore into embedding_cache select provider, model,"
+                        " provider_key, hash, vector, dims, updated_at from (select"
+                        " e.provider, e.model, e.provider_key, e.hash, case when"
+                        " length(e.embedding) > 0 then e.embedding else (select c.embedding"
+                        " from old.chunks c where c.hash = e.hash and c.embedding is not null"
+                        " limit 1) end as vector, e.dims, e.updated_at"
+                        " from old.embedding_cache e) where vector is not null"
+                    )
+                except DatabaseError:  # damaged chunks (a salvage): the entries with a copy
+                    db.execute(
+                        "insert or ignore into embedding_cache select * from old.embedding_cache"
+                        " where length(embedding) > 0"
+                    )
                 return int(db.scalar("select changes()") or 0)
         except DatabaseError:
             return 0
