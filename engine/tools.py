@@ -58,7 +58,7 @@ def search_answer(engine: Engine, outcome: SearchOutcome, *, explain: bool = Fal
             snippet(c.text),
             c.source,
             cite=cite,
-            breakdown=c.to_dict() if explain else None,
+            breakdown=c.to_dict(outcome.options) if explain else None,
         )
         for c in outcome.results
     )
@@ -81,7 +81,7 @@ def search_answer(engine: Engine, outcome: SearchOutcome, *, explain: bool = Fal
             "vector_candidates": [[cid, round(sim, 6)] for cid, sim in r.vector_hits],
             "vector_error": r.vector_error,
             "keyword_rescue": outcome.rescue_used,
-            "dropped": [c.to_dict() for c in outcome.dropped],
+            "dropped": [c.to_dict(outcome.options) for c in outcome.dropped],
             "timings_ms": {k: round(v, 3) for k, v in outcome.timings_ms.items()},
         }
     return SearchAnswer(

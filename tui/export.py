@@ -96,9 +96,11 @@ def ranking_markdown(outcome: SearchOutcome, at: dt.datetime) -> str:
     for c in outcome.results:
         decay = f"×{c.decay_multiplier:.2f}" if c.age_days is not None else "·"
         mmr = signed_shift(c.mmr_shift) if c.mmr_position else "·"
+        # the factors the fusion used, as the TUI's columns show them
+        vec = num(None if c.parts is None else c.parts.vector, 2)
+        txt = num(None if c.parts is None else c.parts.text, 2)
         out.append(
-            f"| {c.final_rank} | {c.score:.3f} | {num(c.vector_score, 2)} | "
-            f"{num(c.text_score, 2)} | {decay} | {mmr} | `{anchor(c)}` |"
+            f"| {c.final_rank} | {c.score:.3f} | {vec} | {txt} | {decay} | {mmr} | `{anchor(c)}` |"
         )
     for c in outcome.results:
         out += ["", f"## {c.final_rank}. `{anchor(c)}` — {c.score:.3f}", ""]

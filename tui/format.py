@@ -13,6 +13,8 @@ from pathlib import Path
 
 from rich.text import Text
 
+from engine.search.scoring import ScoreParts
+
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 FULL = "█"
 
@@ -35,8 +37,10 @@ def stacked_bar(parts: Sequence[tuple[float, str]], width: int, track: str = "")
     used = 0
     acc = 0.0
     for value, style in parts:
-        if value <= 0 or not math.isfinite(value):
+        if not math.isfinite(value):
             continue
+        # a negative part (a negative cosine's term) shortens what follows, so the
+        # bar is always as long as the parts' sum
         acc += value
         end = min(width, round(acc * width))
         if end > used:
@@ -45,6 +49,20 @@ def stacked_bar(parts: Sequence[tuple[float, str]], width: int, track: str = "")
     if used < width:
         out.append("·" * (width - used) if track else " " * (width - used), style=track)
     return out
+
+
+#: cells of a score bar (a score of 1.0 fills them)
+SCORE_BAR = 8
+
+
+def score_bar(parts: ScoreParts, s_vec: str, s_text: str, width: int = SCORE_BAR) -> Text:
+    """A score as a bar of its ``ScoreParts`` segments: the geometric floor (dim),
+    the vector side, the text side; as long as the score, since they sum to it."""
+    return stacked_bar(
+        [(parts.bar_floor, "dim"), (parts.bar_vector, s_vec), (parts.bar_text, s_text)],
+        width,
+        track="dim",
+    )
 
 
 def num(value: float | None, digits: int = 3, none: str = "–") -> str:

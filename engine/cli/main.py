@@ -426,13 +426,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     for i, r in enumerate(result.results, start=1):
         print(f"\n{i}. {r.path}:{r.start_line}-{r.end_line}  score {r.score:.4f}")
         if args.explain and r.breakdown is not None:
-            b: Mapping[str, Any] = r.breakdown
-            print(f"   {b['formula']}")
-            print(
-                f"   vector {_fmt(b['vector_score'])} (#{b['vector_position'] or '-'})  "
-                f"text {_fmt(b['text_score'])} bm25 {_fmt(b['bm25_rank'])} "
-                f"(#{b['fts_position'] or '-'})  lists {','.join(b['lists'])}"
-            )
+            for line in _explain_lines(r.breakdown):
+                print(f"   {line}")
         body = r.excerpt.strip().replace("\n", "\n   ")
         print("   " + body[:300] + ("…" if len(body) > 300 else ""))
     if args.explain and result.explain is not None:
@@ -446,6 +441,38 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
+
+
+def _explain_lines(b: Mapping[str, Any]) -> list[str]:
+    """A result's breakdown for ``--explain``: the score's arithmetic, the factor
+    each side entered it with (``parts``, what the TUI's columns show) and where
+    that came from, then every other line of the arithmetic (bar, sides, decay,
+    MMR), each evaluable by hand. The OpenClaw profile has its own formula only."""
+    parts: Mapping[str, Any] | None = b.get("parts")
+    arithmetic: list[str] = list(b.get("arithmetic") or [])
+    lists = ",".join(b["lists"]) or "-"
+    if parts is None or not arithmetic:
+        return [
+            str(b["formula"]),
+            f"vector {_fmt(b['vector_score'])} (#{b['vector_position'] or '-'})  "
+            f"text {_fmt(b['text_score'])} bm25 {_fmt(b['bm25_rank'])} "
+            f"(#{b['fts_position'] or '-'})  lists {lists}",
+        ]
+    line = b.get("best_line")
+    vec_from = [f"best line L{line}"] if line is not None else []
+    vec_from.append(f"chunk cosine {_fmt(b['vector_score'])}")
+    if b["vector_position"]:
+        vec_from.append(f"vector list #{b['vector_position']}")
+    text_from = [f"bm25 {_fmt(b['bm25_rank'])}"]
+    if b["fts_position"]:
+        text_from.append(f"FTS list #{b['fts_position']}")
+    used = (
+        f"used: vector {_fmt(parts['vector'])} ({', '.join(vec_from)})"
+        f" · text {_fmt(parts['text'])} ({', '.join(text_from)})"
+    )
+    # the formula is the first line(s) of the arithmetic: fusion, then decay
+    n_score = len(str(b["formula"]).split("; "))
+    return [str(b["formula"]), used, *arithmetic[n_score:]]
 
 
 def _search_batch(

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Line",
     "all_lines",
+    "bar_legend",
+    "bar_line",
     "evaluate",
     "fmt",
     "score_lines",
@@ -127,6 +129,30 @@ def mmr_line(c: Candidate, lambda_: float) -> Line | None:
     )
 
 
+def bar_line(c: Candidate) -> Line | None:
+    """The score bar's segments (``Candidate.parts``) adding up to the score:
+    ``vector + text`` for a weighted sum, ``floor + vector + text`` for a product."""
+    p = c.parts
+    if p is None:
+        return None
+    terms = [p.bar_vector, p.bar_text]
+    if c.fusion == "geometric":
+        terms.insert(0, p.bar_floor)
+    expr = fmt(terms[0])
+    for t in terms[1:]:
+        expr += f" − {fmt(-t)}" if t < 0 else f" + {fmt(t)}"
+    return Line(expr, fmt(c.score))
+
+
+def bar_legend(c: Candidate) -> str:
+    """What each term of :func:`bar_line` is, in a few words."""
+    if c.fusion == "geometric":
+        return "floor + vector + text; a product: each side's share of ln(score ÷ floor)"
+    if c.decay_multiplier != 1.0:
+        return "vector + text: weight × factor × decay each"
+    return "vector + text: weight × factor each"
+
+
 # -- each side ----------------------------------------------------------------------
 def text_map_line(c: Candidate) -> Line | None:
     """bm25 rank → text score (docs/architecture.md "Scoring"), with the candidate's rank."""
@@ -176,6 +202,9 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
 def all_lines(c: Candidate, options: SearchOptions) -> list[Line]:
     """Every arithmetic line a breakdown of ``c`` prints (TUI, ``--explain``)."""
     lines = list(score_lines(c))
+    bar = bar_line(c)
+    if bar is not None:
+        lines.append(bar)
     for side in ("vector", "text"):
         line = side_line(c, side, options.rrf_k)
         if line is not None:

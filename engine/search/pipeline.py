@@ -187,11 +187,11 @@ class Candidate:
     final_rank: int | None = None  # 1-based among returned results
     dropped: str | None = None  # why it is not returned
     rescued: bool = False  # kept by the keyword rescue below minScore
-    #: the score split into the score bar's segments (vector, text, and the part
-    #: neither side earned: the geometric floor); they sum to ``score``
-    vector_part: float = 0.0
-    text_part: float = 0.0
-    base_part: float = 0.0
+    #: what the score was made of as the fusion used it: each side's factor and
+    #: the score bar's segments (they sum to ``score``); set by the ranking
+    #: (``scoring.score_parts``), read by the TUI's table, bar and breakdown and by
+    #: ``--explain``. None only for candidates of another ranking (OpenClaw profile).
+    parts: scoring.ScoreParts | None = None
 
     def evolve(self, **changes: object) -> Candidate:
         """A copy with ``changes``: a ranking stage returns new candidates, never edits its input.
@@ -217,11 +217,15 @@ class Candidate:
         """The arithmetic of this candidate's score, with its real numbers."""
         return "; ".join(str(line) for line in explain.score_lines(self))
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, options: SearchOptions | None = None) -> dict[str, object]:
+        """The candidate as JSON-able data; with the ``options`` it was ranked under,
+        also ``arithmetic``: every line of its breakdown (``explain.all_lines``)."""
         d = asdict(self)
         d.pop("text")
         d["mmr_shift"] = self.mmr_shift
         d["formula"] = self.formula()
+        if options is not None:
+            d["arithmetic"] = [str(line) for line in explain.all_lines(self, options)]
         return d
 
 
@@ -712,7 +716,7 @@ def fuse(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> list
             combine(c.vector_component, c.text_component, plan.vector_weight, plan.text_weight)
         )
         c.score = c.fused_score
-        _bar_parts(c)
+        c.parts = _parts(c)
     return out
 
 
@@ -735,7 +739,7 @@ def apply_decay(
         decayed = c.evolve(
             age_days=age, decay_multiplier=mult, score=scoring.quantize(c.fused_score * mult)
         )
-        _bar_parts(decayed)
+        decayed.parts = _parts(decayed)
         out.append(decayed)
     return out
 
@@ -904,36 +908,14 @@ def _rounded_rank(rank: float) -> float:
     return value
 
 
-def _bar_parts(c: Candidate) -> None:
-    """Split ``c.score`` into the segments of its score bar; they sum to the score.
-
-    Weighted sums (``weighted``, ``normalized``, ``rrf``): the two terms
-    ``vw×v`` and ``tw×t``, scaled by the decay factor. ``geometric``: the product
-    is at least the floor 0.05, which neither side earned (``base_part``); the
-    rest is split in proportion to each side's share of ``ln(score/0.05)``,
-    i.e. ``vw×ln(v/0.05)`` against ``tw×ln(t/0.05)`` — a product's parts add up
-    in logarithms, not in the score itself.
-    """
-    score = c.score
-    if c.fusion == "geometric":
-        floor = scoring.GEOMETRIC_FLOOR
-        shares = []
-        for comp, weight in (
-            (c.vector_component, c.vector_weight),
-            (c.text_component, c.text_weight),
-        ):
-            value = 1.0 if comp is None else max(floor, min(1.0, comp))
-            shares.append(weight * math.log(value / floor))
-        base = min(score, floor ** (c.vector_weight + c.text_weight) * c.decay_multiplier)
-        total = shares[0] + shares[1]
-        rest = score - base
-        c.base_part = base
-        c.vector_part = rest * shares[0] / total if total > 0 else 0.0
-        c.text_part = score - base - c.vector_part
-        return
-    v = c.vector_weight * (c.vector_component or 0.0)
-    t = c.text_weight * (c.text_component or 0.0)
-    total = v + t
-    c.base_part = 0.0
-    c.vector_part = score * v / total if total > 0 else 0.0
-    c.text_part = score - c.vector_part
+def _parts(c: Candidate) -> scoring.ScoreParts:
+    """``c``'s factors and score-bar segments (``scoring.score_parts``)."""
+    return scoring.score_parts(
+        c.fusion,
+        c.vector_component,
+        c.text_component,
+        c.vector_weight,
+        c.text_weight,
+        c.score,
+        c.decay_multiplier,
+    )

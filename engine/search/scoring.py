@@ -28,6 +28,7 @@ __all__ = [
     "WEIGHT_DIGITS",
     "MMRItem",
     "MMRPick",
+    "ScoreParts",
     "age_days",
     "bm25_rank_to_score",
     "calibrated_text",
@@ -44,6 +45,8 @@ __all__ = [
     "normalize_weights",
     "quantize",
     "rrf_score",
+    "score_parts",
+    "used_factor",
     "weighted_geometric",
     "weighted_sum",
     "zscore_normalize",
@@ -118,8 +121,8 @@ def weighted_sum(
     So a keyword-only hit can never beat ``tw`` and a vector-only hit never
     ``vw``; that is why minScore has a keyword fallback (docs/architecture.md "Scoring").
     """
-    v = 0.0 if vector_score is None else vector_score
-    t = 0.0 if text_score is None else text_score
+    v = used_factor("weighted", vector_score, vw) or 0.0
+    t = used_factor("weighted", text_score, tw) or 0.0
     return vw * v + tw * t
 
 
@@ -137,9 +140,94 @@ def weighted_geometric(
     a purely semantic match can still rank when no chunk shares a query word.
     ``None`` means the side carries no signal for this query and is neutral (1).
     """
-    v = 1.0 if vector_component is None else max(GEOMETRIC_FLOOR, min(1.0, vector_component))
-    t = 1.0 if text_component is None else max(GEOMETRIC_FLOOR, min(1.0, text_component))
-    return float(v**vw * t**tw)
+    v = used_factor("geometric", vector_component, vw)
+    t = used_factor("geometric", text_component, tw)
+    # None: weight 0 and no signal, a factor of 1 either way
+    return float((1.0 if v is None else v) ** vw * (1.0 if t is None else t) ** tw)
+
+
+def used_factor(fusion: str, component: float | None, weight: float) -> float | None:
+    """The number a side enters its fusion's formula with, or None when it does not count.
+
+    A weighted sum (``weighted``, ``normalized``, ``rrf``, ``calibrated``) uses the
+    component as it is, 0 for a side that did not find the chunk. ``geometric``
+    uses it capped at 1 and floored at ``GEOMETRIC_FLOOR``, and 1 (neutral) for a
+    side without signal. None: the side has weight 0 and no component, so it is
+    no part of this score (FTS-only's vector side, vector-only's text side).
+    """
+    if component is None and weight == 0.0:
+        return None
+    if fusion == "geometric":
+        return 1.0 if component is None else max(GEOMETRIC_FLOOR, min(1.0, component))
+    return 0.0 if component is None else component
+
+
+@dataclass(frozen=True)
+class ScoreParts:
+    """What one candidate's score was made of, as the ranking used it.
+
+    Produced by :func:`score_parts` while ranking; the TUI's vector/text columns,
+    its score bar, the breakdown and ``--explain``/``--json`` all read this one
+    value, so none of them can show a number the ranking did not use.
+
+    ``vector``/``text`` are the factors of the fusion formula (see
+    :func:`used_factor`; None: the side is no part of this score). The bar's
+    segments ``bar_floor + bar_vector + bar_text`` sum to ``score``:
+
+    - a weighted sum: ``vw×v`` and ``tw×t``, times the decay factor — each
+      side's term of the sum (``bar_floor`` is 0);
+    - ``geometric``, a product: ``bar_floor`` is the score both scored sides at
+      the 0.05 floor would get (``0.05^(weights of the scored sides) × decay``),
+      which no side earned; the rest is split between the sides in proportion
+      to ``w×ln(factor ÷ 0.05)``, each side's share of ``ln(score ÷ floor)`` —
+      a product's parts add up in logarithms. A neutral side (no signal, factor
+      1) gets no segment.
+
+    The segments are rounded to ``DIGITS`` like every printed number, the last
+    one taking the remainder, so the printed parts add up to the printed score.
+    """
+
+    vector: float | None
+    text: float | None
+    bar_floor: float
+    bar_vector: float
+    bar_text: float
+
+    @property
+    def bar_total(self) -> float:
+        return self.bar_floor + self.bar_vector + self.bar_text
+
+
+def score_parts(
+    fusion: str,
+    vector_component: float | None,
+    text_component: float | None,
+    vw: float,
+    tw: float,
+    score: float,
+    decay: float = 1.0,
+) -> ScoreParts:
+    """The :class:`ScoreParts` of a candidate whose fused score, times ``decay``, is ``score``."""
+    v = used_factor(fusion, vector_component, vw)
+    t = used_factor(fusion, text_component, tw)
+    if fusion == "geometric":
+        sides = ((v, vw, vector_component), (t, tw, text_component))
+        # a side with signal is at least the floor; a neutral side's factor is exactly 1
+        floor_weight = sum(w for f, w, comp in sides if f is not None and comp is not None)
+        base = quantize(min(score, GEOMETRIC_FLOOR**floor_weight * decay))
+        shares = [
+            0.0 if f is None or comp is None else w * math.log(f / GEOMETRIC_FLOOR)
+            for f, w, comp in sides
+        ]
+        total = shares[0] + shares[1]
+        if total <= 0:  # every scored side at the floor: nothing above it was earned
+            return ScoreParts(v, t, score, 0.0, 0.0)
+        vector_part = quantize((score - base) * shares[0] / total)
+        return ScoreParts(v, t, base, vector_part, quantize(score - base - vector_part))
+    terms = (vw * (v or 0.0), tw * (t or 0.0))
+    total = terms[0] + terms[1]
+    vector_part = quantize(score * terms[0] / total) if total > 0 else 0.0
+    return ScoreParts(v, t, 0.0, vector_part, quantize(score - vector_part))
 
 
 def fts5_idf(docs_with_term: int, total_docs: int) -> float:

@@ -38,7 +38,14 @@ def test_typing_ranks_results_and_explains_the_top_one(hybrid_engine, make_app) 
         first = [cell.plain for cell in table.get_row_at(0)]
         assert first[0] == "1"
         assert first[1].endswith(f"{expected.results[0].score:.3f}")
-        assert first[2].endswith(f"{expected.results[0].vector_score:.2f}")
+        # the columns are the factors the fusion used (best line's cosine, share of
+        # the query's idf), not the chunk's raw cosine or the mapped bm25
+        top = expected.results[0]
+        assert top.parts is not None and top.parts.vector is not None
+        assert top.parts.text is not None
+        assert first[2].endswith(f" {top.parts.vector:.2f}")
+        assert first[3].endswith(f" {top.parts.text:.2f}")
+        assert (top.parts.vector, top.parts.text) == (top.vector_component, top.text_component)
         assert first[-1].startswith(f"{expected.results[0].path}:")
         text = plain(pane.query_one("#breakdown-body", Static).content)
         assert expected.results[0].formula() in text
@@ -72,9 +79,29 @@ def test_why_not_lists_every_dropped_candidate_with_its_reason(hybrid_engine, ma
     drive(app, go)
 
 
-def test_toggles_rerank_the_cached_retrieval_without_querying(hybrid_engine, make_app) -> None:
+#: every Store operation a retrieval uses (``engine.search.pipeline.retrieve``)
+INDEX_READS = (
+    "fts_search",
+    "vector_search",
+    "fts_ranks_of",
+    "can_rank_rows",
+    "chunk_rows",
+    "chunk_vectors",
+    "chunk_hashes",
+    "line_vectors",
+    "term_doc_counts",
+    "fts_row_count",
+    "file_mtimes",
+)
+
+
+def test_toggles_rerank_the_cached_retrieval_without_querying(
+    hybrid_engine, make_app, monkeypatch
+) -> None:
     provider = hybrid_engine.provider
     app = make_app(hybrid_engine)
+    index_reads: list[str] = []
+    searches: list[str] = []
 
     async def go(pilot: Pilot) -> None:
         await search(pilot, "cat medication")
@@ -82,6 +109,23 @@ def test_toggles_rerank_the_cached_retrieval_without_querying(hybrid_engine, mak
         retrieval = pane.retrieval
         calls = provider.calls
         hybrid_top = pane.outcome.results[0].score
+        # from here on, any read of the index or any search is recorded
+        store = hybrid_engine.store
+        for name in INDEX_READS:
+            real = getattr(store, name)
+
+            def spy(*args, _name=name, _real=real, **kwargs):
+                index_reads.append(_name)
+                return _real(*args, **kwargs)
+
+            monkeypatch.setattr(store, name, spy)
+        real_search = hybrid_engine.search
+
+        def search_spy(query, *args, **kwargs):
+            searches.append(query)
+            return real_search(query, *args, **kwargs)
+
+        monkeypatch.setattr(hybrid_engine, "search", search_spy)
 
         await pilot.press("f2")  # hybrid → FTS-only
         assert pane.options.mode == "fts" and pane.outcome.mode == "fts"
@@ -117,6 +161,12 @@ def test_toggles_rerank_the_cached_retrieval_without_querying(hybrid_engine, mak
         # none of this touched the index or the embedder
         assert pane.retrieval is retrieval
         assert provider.calls == calls
+        assert hybrid_engine.store is store
+        assert index_reads == [] and searches == []
+        # the spies do see a real query: the next keystroke searches again
+        await pilot.press("s")
+        await wait_for(pilot, lambda: pane.outcome.query == "cat medications")
+        assert searches == ["cat medications"] and "fts_search" in index_reads
         toggles_text = plain(pane.query_one("#search-toggles", Static).content)
         assert "weighted" in toggles_text and "MMR on" in toggles_text
         assert "decay on 30 d" in toggles_text and "0.80/0.20" in toggles_text

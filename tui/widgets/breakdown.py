@@ -18,7 +18,7 @@ from textual.widgets import Static
 from engine.search import explain as ex
 from engine.search.pipeline import Candidate, SearchOutcome
 from engine.search.scoring import GEOMETRIC_FLOOR
-from tui.format import location, signed_shift, style_of
+from tui.format import location, score_bar, signed_shift, style_of
 
 LIST_ROWS = 12
 
@@ -95,43 +95,54 @@ def explain(
     }[outcome.mode]
     lines.append(Text(f"       {mode_note}", style="dim italic"))
 
+    lines.append(_bar(c, s_vec, s_text, s_final))
+
     geometric = c.fusion == "geometric"
     # these fusions score every candidate on both sides, listed or not
     both = c.fusion in ("geometric", "calibrated")
+    parts = c.parts
 
-    def weighted(text: Text, weight: float, component: float | None) -> None:
+    def weighted(text: Text, weight: float, component: float | None, used: float | None) -> None:
+        """``weight × factor`` (or ``factor^weight``) with the factor the fusion used."""
         if geometric:
-            shown = "1 (no signal)" if component is None else ex.fmt(component)
+            shown = "1 (no signal)" if component is None else ex.fmt(used or 0.0)
             text.append(shown, style="bold")
             text.append(f"^{ex.fmt(weight, 3)}", style="dim")
             if component is not None and component < GEOMETRIC_FLOOR:
-                text.append(f" (floored at {GEOMETRIC_FLOOR:g})", style="dim")
+                text.append(f" ({ex.fmt(component)} floored at {GEOMETRIC_FLOOR:g})", style="dim")
         else:
             text.append(f"{ex.fmt(weight, 3)} × ", style="dim")
-            text.append(ex.fmt(component or 0.0), style="bold")
+            text.append(ex.fmt(used or 0.0), style="bold")
 
+    unused = {"fts": "not used: FTS-only", "vector": "not used: vector-only"}.get(outcome.mode)
     vec = Text("vector ", style=f"bold {s_vec}")
-    if c.vector_score is None and not both:
+    v_used = None if parts is None else parts.vector
+    t_used = None if parts is None else parts.text
+    if v_used is None and c.vector_weight == 0.0:
+        vec.append(f"–  {unused or 'weight 0'}", style=s_drop)
+    elif c.vector_score is None and not both:
         vec.append(f"{ex.fmt(c.vector_weight, 3)} × 0  not in the vector list", style=s_drop)
     elif c.vector_score is None:
-        weighted(vec, c.vector_weight, c.vector_component)
+        weighted(vec, c.vector_weight, c.vector_component, v_used)
         vec.append("  no cosine for this chunk", style=s_drop)
         vec.append(f" → {_component_note(c, outcome, 'vector')}", style="dim")
     else:
-        weighted(vec, c.vector_weight, c.vector_component)
+        weighted(vec, c.vector_weight, c.vector_component, v_used)
         vec.append(f"  cosine {ex.fmt(c.vector_score)}")
         vec.append(f" → {_component_note(c, outcome, 'vector')}", style="dim")
     lines.append(vec)
 
     txt = Text("text   ", style=f"bold {s_text}")
-    if c.text_score is None and not both:
+    if t_used is None and c.text_weight == 0.0:
+        txt.append(f"–  {unused or 'weight 0'}", style=s_drop)
+    elif c.text_score is None and not both:
         txt.append(f"{ex.fmt(c.text_weight, 3)} × 0  not in the FTS list", style=s_drop)
     elif c.text_score is None:
-        weighted(txt, c.text_weight, c.text_component)
+        weighted(txt, c.text_weight, c.text_component, t_used)
         txt.append("  no query word in this chunk", style=s_drop)
         txt.append(f" → {_component_note(c, outcome, 'text')}", style="dim")
     else:
-        weighted(txt, c.text_weight, c.text_component)
+        weighted(txt, c.text_weight, c.text_component, t_used)
         mapped = ex.text_map_line(c)
         txt.append(f"  bm25 {ex.fmt(c.bm25_rank or 0.0)}")
         if mapped is not None and not both:
@@ -169,7 +180,8 @@ def explain(
         if c.rescued:
             cut.append(
                 f"{ex.fmt(c.score)} < minScore {min_score}, kept by the keyword rescue"
-                f" (≥ min(minScore, textWeight) = {min(opts.min_score, c.text_weight):g})",
+                f" (≥ min(minScore, textWeight): min({min_score}, {ex.fmt(c.text_weight, 3)})"
+                f" = {ex.fmt(min(opts.min_score, c.text_weight))})",
                 style=s_text,
             )
             cut.append(f" → rank {c.final_rank} of {len(outcome.results)}")
@@ -184,6 +196,29 @@ def explain(
     lines.append(Text(""))
     lines.append(candidate_lists(outcome, c.chunk_id, variables, width))
     return Text("\n").join(lines)
+
+
+def _bar(c: Candidate, s_vec: str, s_text: str, s_final: str) -> Text:
+    """The score bar as the results table draws it, then its segments as numbers
+    (``explain.bar_line``: they add up to the score) and what they are."""
+    out = Text("bar    ", style="bold")
+    line = ex.bar_line(c)
+    if line is None or c.parts is None:
+        return out.append("–", style="dim")
+    out.append_text(score_bar(c.parts, s_vec, s_text))
+    out.append(" ")
+    styles = (["dim"] if c.fusion == "geometric" else []) + [s_vec, s_text]
+    # the expression's numbers in their segment's colour; the text is str(line)
+    for i, piece in enumerate(line.expression.split(" ")):
+        if i:
+            out.append(" ")
+        if piece in ("+", "−"):
+            out.append(piece)
+        else:
+            out.append(piece, style=styles.pop(0) if styles else "")
+    out.append(f" = {line.result}", style=s_final)
+    out.append(f"  {ex.bar_legend(c)}", style="dim")
+    return out
 
 
 def _list_lines(

@@ -15,7 +15,7 @@ import collections
 import datetime as dt
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 from rich.text import Text
@@ -31,11 +31,10 @@ from engine.core import Engine
 from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
 from engine.tools import keyword_only_reason
 from tui import export, toggles
-from tui.format import bar_cells, location, num, signed_shift, stacked_bar, style_of
+from tui.format import SCORE_BAR, bar_cells, location, num, score_bar, signed_shift, style_of
 from tui.messages import OpenLocation, SearchFailed, SearchFinished
 from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
 
-SCORE_BAR = 8
 PART_BAR = 3
 #: Narrower than this, the results drop the parts columns so locations fit (the
 #: parts take 58 cells with padding and borders; a dated daily-log location ~26).
@@ -603,32 +602,10 @@ class SearchPane(Vertical):
         results = self.query_one("#results", DataTable)
         keep_row = results.cursor_row if results.row_count else 0
         results.clear()
-        v = self.app.theme_variables
         if outcome is not None:
-            s_vec = style_of(v, "score-vector")
-            s_text = style_of(v, "score-text")
-            s_final = style_of(v, "score-final")
-            s_decay = style_of(v, "score-decay")
-            s_mmr = style_of(v, "score-mmr")
             for c in outcome.results:
-                parts = (
-                    []
-                    if self.compact
-                    else [
-                        _part_cell(c.vector_score, s_vec),
-                        _part_cell(c.text_score, s_text),
-                        Text(
-                            f"×{c.decay_multiplier:.2f}" if c.age_days is not None else "·",
-                            style=s_decay,
-                        ),
-                        Text(signed_shift(c.mmr_shift) if c.mmr_position else "·", style=s_mmr),
-                    ]
-                )
                 results.add_row(
-                    Text(str(c.final_rank), style="bold"),
-                    self._score_cell(c, s_vec, s_text, s_final),
-                    *parts,
-                    Text(location(c.path, c.start_line, c.end_line)),
+                    *result_cells(c, self.app.theme_variables, compact=self.compact),
                     key=str(c.chunk_id),
                 )
             if results.row_count:
@@ -658,41 +635,71 @@ class SearchPane(Vertical):
         self._whynot_drawn = outcome
         whynot = self.query_one("#whynot", DataTable)
         whynot.clear()
-        s_drop = style_of(self.app.theme_variables, "score-dropped", "dim")
         for c in outcome.dropped if outcome else []:
-            lists = []
-            if c.fts_position:
-                lists.append(f"F{c.fts_position}")
-            if c.vector_position:
-                lists.append(f"V{c.vector_position}")
-            whynot.add_row(
-                Text(location(c.path, c.start_line, c.end_line)),
-                Text(num(c.score, 3), style=s_drop),
-                Text(" ".join(lists), style="dim"),
-                Text(c.dropped or "", style=s_drop),
-                key=str(c.chunk_id),
-            )
+            whynot.add_row(*whynot_cells(c, self.app.theme_variables), key=str(c.chunk_id))
         if not whynot.row_count:
             self.query_one("#whynot-detail", Static).update(
                 Text("Nothing was dropped." if outcome else "", style="dim")
             )
 
-    @staticmethod
-    def _score_cell(c: Candidate, s_vec: str, s_text: str, s_final: str) -> Text:
-        """A bar as long as the score, in the segments the ranking split it into
-        (``Candidate.vector_part``/``text_part``/``base_part``, which sum to the
-        score): the two terms of a weighted sum, or each side's share of a
-        geometric product above its floor (dim)."""
-        cell = stacked_bar(
-            [(c.base_part, "dim"), (c.vector_part, s_vec), (c.text_part, s_text)],
-            SCORE_BAR,
-            track="dim",
-        )
-        cell.append(f" {c.score:.3f}", style=f"bold {s_final}")
-        return cell
+
+def result_cells(
+    c: Candidate, variables: Mapping[str, str], *, compact: bool = False
+) -> list[Text]:
+    """One row of the results table: rank, score bar and score, the factor each side
+    entered the fusion with, decay, MMR move, location. Every number is read from
+    the candidate the ranking built (``Candidate.parts`` for the bar and the sides)."""
+    s_vec = style_of(variables, "score-vector")
+    s_text = style_of(variables, "score-text")
+    score = (
+        score_bar(c.parts, s_vec, s_text)
+        if c.parts is not None
+        else Text("·" * SCORE_BAR, style="dim")
+    )
+    score.append(f" {c.score:.3f}", style=f"bold {style_of(variables, 'score-final')}")
+    parts = (
+        []
+        if compact
+        else [
+            _part_cell(None if c.parts is None else c.parts.vector, s_vec),
+            _part_cell(None if c.parts is None else c.parts.text, s_text),
+            Text(
+                f"×{c.decay_multiplier:.2f}" if c.age_days is not None else "·",
+                style=style_of(variables, "score-decay"),
+            ),
+            Text(
+                signed_shift(c.mmr_shift) if c.mmr_position else "·",
+                style=style_of(variables, "score-mmr"),
+            ),
+        ]
+    )
+    return [
+        Text(str(c.final_rank), style="bold"),
+        score,
+        *parts,
+        Text(location(c.path, c.start_line, c.end_line)),
+    ]
+
+
+def whynot_cells(c: Candidate, variables: Mapping[str, str]) -> list[Text]:
+    """One row of the why-not table: location, score, the lists it came from, reason."""
+    s_drop = style_of(variables, "score-dropped", "dim")
+    lists = []
+    if c.fts_position:
+        lists.append(f"F{c.fts_position}")
+    if c.vector_position:
+        lists.append(f"V{c.vector_position}")
+    return [
+        Text(location(c.path, c.start_line, c.end_line)),
+        Text(num(c.score, 3), style=s_drop),
+        Text(" ".join(lists), style="dim"),
+        Text(c.dropped or "", style=s_drop),
+    ]
 
 
 def _part_cell(value: float | None, style: str) -> Text:
+    """One side's factor as the fusion used it (``ScoreParts``): a bar and two
+    decimals, or ``–`` when the side is no part of the score."""
     if value is None:
         return Text("–".center(PART_BAR + 5), style="dim")
     cell = Text(bar_cells(value, PART_BAR), style=style)
