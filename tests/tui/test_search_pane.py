@@ -82,6 +82,7 @@ def test_why_not_lists_every_dropped_candidate_with_its_reason(hybrid_engine, ma
 #: every Store operation a retrieval uses (``engine.search.pipeline.retrieve``)
 INDEX_READS = (
     "fts_search",
+    "keyword_search",
     "vector_search",
     "fts_ranks_of",
     "can_rank_rows",
@@ -92,6 +93,7 @@ INDEX_READS = (
     "term_doc_counts",
     "fts_row_count",
     "file_mtimes",
+    "cache_get",
 )
 
 
@@ -166,7 +168,7 @@ def test_toggles_rerank_the_cached_retrieval_without_querying(
         # the spies do see a real query: the next keystroke searches again
         await pilot.press("s")
         await wait_for(pilot, lambda: pane.outcome.query == "cat medications")
-        assert searches == ["cat medications"] and "fts_search" in index_reads
+        assert searches == ["cat medications"] and "vector_search" in index_reads
         toggles_text = plain(pane.query_one("#search-toggles", Static).content)
         assert "weighted" in toggles_text and "MMR on" in toggles_text
         assert "decay on 30 d" in toggles_text and "0.80/0.20" in toggles_text
