@@ -250,6 +250,9 @@ def test_nan_vectors_are_reported_not_stored(ws: Path, state_dir: Path) -> None:
         s = run_cli("search", "flat white", "--config", str(cfg), "-w", str(ws), "--json", env=env)
         answer = json.loads(s.stdout)
         assert answer["results"] and answer["results"][0]["path"] == "MEMORY.md"
+        reason = "the provider returned an empty (NaN or zero) query vector"
+        assert answer["mode"] == "fts" and answer["reason"] == reason
+        assert answer["fallback"] == {"from": "hybrid", "to": "fts", "reason": reason}
 
 
 @pytest.mark.slow

@@ -120,3 +120,31 @@ def test_index_exits_2_when_embedding_fails_mid_sync(
     r = run_cli("index", *args, env=env)
     assert r.returncode == 2
     assert "embedding failed" in r.stderr and "indexed keyword-only" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (Reply(500, {"error": {"message": "internal error"}}), "HTTP 500"),
+        (Reply(401, {"error": {"message": "Incorrect API key"}}), "HTTP 401 unauthorized"),
+        (Reply(200, "<html>a captive portal, not JSON</html>"), "not JSON"),
+    ],
+    ids=["500", "401", "garbage"],
+)
+def test_a_provider_failing_at_start_makes_index_exit_2(
+    server: ProviderServer, state_dir: Path, workspace_dir: Path, reply: Reply, said: str
+) -> None:
+    """Any failure of the provider at start (the issue saw `(none)` and exit 0): the
+    index is built keyword-only, and `index` says so on stderr and exits 2."""
+    write_notes(workspace_dir)
+    server.faults = lambda _i, _rec: reply
+    args = ("--config", str(_config(state_dir, server)), "-w", str(workspace_dir))
+    r = run_cli("index", *args, env=cli_env(state_dir, ENV))
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "embedding provider failed at start" in r.stderr and said in r.stderr, r.stderr
+    assert "indexed keyword-only" in r.stderr
+    assert TEST_KEY not in r.stdout + r.stderr
+    search = json.loads(
+        run_cli("search", "flat white", "--json", *args, env=cli_env(state_dir, ENV)).stdout
+    )
+    assert search["results"][0]["path"] == "MEMORY.md" and search["mode"] == "fts"
