@@ -837,8 +837,20 @@ class Engine:
             index=str(self.index_path) if self.pg is None else _pg_describe(store),
             backend=self.settings.backend,
             binding=store.db.binding,
-            sqlite_version=store.db.sqlite_version,
-            fts="fts5" if store.fts_available else "unavailable",
+            store=store.backend,
+            store_version=(
+                _pg_server_version(store)
+                if self.pg is not None
+                else f"SQLite {store.db.sqlite_version}"
+            ),
+            sqlite_version=None if self.pg is not None else store.db.sqlite_version,
+            fts=(
+                "unavailable"
+                if not store.fts_available
+                else "tsvector"
+                if self.pg is not None
+                else "fts5"
+            ),
             fts_tokenizer=store.fts_tokenizer,
             vector=(
                 "pgvector" if self.pg is not None else "sqlite-vec" if store.vec.loaded else "numpy"
@@ -911,6 +923,11 @@ def _pg_describe(store: Any) -> str:
     from engine.index.pg_backend import describe
 
     return describe(store)
+
+
+def _pg_server_version(store: Any) -> str:
+    """``PostgreSQL 18.3``: the server the PostgreSQL store connected to."""
+    return str(store.db.server_version)
 
 
 def _env_seconds(env: Mapping[str, str], name: str, default: float) -> float:

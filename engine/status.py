@@ -87,8 +87,10 @@ class EngineStatus(JsonRecord):
     index: str
     backend: str
     binding: str
-    sqlite_version: str
-    fts: Literal["fts5", "unavailable"]
+    store: Literal["sqlite", "postgres"]  # the index's store (store.backend)
+    store_version: str  # "SQLite 3.x" or "PostgreSQL 18.x": the engine the index lives in
+    sqlite_version: str | None  # None on PostgreSQL
+    fts: Literal["fts5", "tsvector", "unavailable"]
     fts_tokenizer: str
     vector: Literal["sqlite-vec", "numpy", "pgvector"]
     sqlite_vec_version: str | None

@@ -22,6 +22,10 @@ from engine.config.paths import memdeck_home
 
 SETTINGS_FILENAME = "settings.json"
 PANES = ("tree", "editor", "search", "monitor")
+#: every top-level key of settings.json; the app validates its own three, the others
+#: belong to the engine: profile (engine.config.profile), mcp (engine.mcp.settings,
+#: validated by `memdeck mcp`), store (engine.index.pg_backend, validated at start)
+KNOWN_KEYS = ("theme", "keymap", "layout", "profile", "mcp", "store")
 
 
 @dataclass(frozen=True)
@@ -50,10 +54,8 @@ def parse_settings(data: object, name: str = SETTINGS_FILENAME) -> UISettings:
     problems: list[str] = []
     if not isinstance(data, Mapping):
         return UISettings(problems=(f"{name}: expected an object at the top level",))
-    # profile: engine.config.profile; mcp: engine.mcp.settings (validated by `memdeck mcp`)
-    known = {"theme", "keymap", "layout", "profile", "mcp"}
-    for key in sorted(set(data) - known):
-        problems.append(f"{name}: {key}: unknown key (known: theme, keymap, layout, profile, mcp)")
+    for key in sorted(set(data) - set(KNOWN_KEYS)):
+        problems.append(f"{name}: {key}: unknown key (known: {', '.join(KNOWN_KEYS)})")
     theme = data.get("theme")
     if theme is not None and not isinstance(theme, str):
         problems.append(f"{name}: theme: expected a theme name, got {theme!r}")

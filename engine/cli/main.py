@@ -169,7 +169,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"workspace   {st.workspace}",
         f"config      {st.config or 'none'} — {st.config_layout}",
         f"index       {st.index}" + ("" if built else "  (not built yet: run memdeck index)"),
-        f"binding     {st.binding} (SQLite {st.sqlite_version})",
+        f"binding     {st.binding} ({st.store_version})",
         f"fts         {st.fts} ({st.fts_tokenizer})",
         f"vector      {st.vector}"
         + (f" {st.sqlite_vec_version}" if st.sqlite_vec_version else "")

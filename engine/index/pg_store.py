@@ -132,7 +132,7 @@ class _PgInfo:
 
     def __init__(self, binding: str, server_version: str):
         self.binding = binding
-        self.sqlite_version = server_version
+        self.server_version = server_version
 
     def _unsupported(self, *_args: object, **_kwargs: object) -> Any:
         raise PgStoreError("not kept on the PostgreSQL store (SQLite-only table)")
@@ -151,7 +151,7 @@ class PgStore:
     backend: Literal["sqlite", "postgres"] = "postgres"
     snapshot = False
     fts_available = True
-    fts_tokenizer = "postgres (unicode61 terms, FTS5 bm25)"
+    fts_tokenizer = "unicode61 terms, FTS5 bm25"
 
     def __init__(
         self,
@@ -192,7 +192,7 @@ class PgStore:
         except psycopg.Error as exc:
             raise PgStoreError(self._problem(exc)) from exc
         self.db = _PgInfo("psycopg " + psycopg.__version__, "PostgreSQL " + version)
-        self.vec = VecStatus(True, version="pgvector " + vec_version)
+        self.vec = VecStatus(True, version=vec_version)
 
         def configure(conn: Any) -> None:
             register_vector(conn)

@@ -7,6 +7,11 @@ the same bm25 over the same terms, so both stores rank keyword hits alike.
 
 unicode61 (defaults): a term is a run of letters, digits and private-use
 characters; it is case-folded and Latin letters lose their diacritics (é → e).
+"Letters" as FTS5's tables know them: they are built from an older Unicode, and a
+code point they do not know (an emoji newer than them: 🤩, 🧘) is a token
+character, so ``fts5_tokenchars`` (generated from SQLite) adjusts today's classes.
+Without it a chunk with such an emoji is one term shorter here than in FTS5 and
+its bm25 differs in the sixth digit, enough to reorder near-ties.
 """
 
 from __future__ import annotations
@@ -15,8 +20,21 @@ import unicodedata
 
 import regex
 
-_TERM_RE = regex.compile(r"[\p{L}\p{N}\p{Co}]+")
+from engine.index.fts5_tokenchars import EXTRA, MISSING
+
+
+def _char_class(spans: tuple[tuple[int, int], ...]) -> str:
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in spans)
+
+
+#: a token character for FTS5's unicode61 (see the module docstring)
+_TERM_RE = regex.compile(
+    rf"(?V1)[[\p{{L}}\p{{N}}\p{{Co}}{_char_class(EXTRA)}]--[{_char_class(MISSING)}]]+"
+)
 _PHRASE_RE = regex.compile(r'"((?:[^"]|"")*)"')
+#: inside a term these can only be the diacritics FTS5 folds away (the others of the
+#: block are separators for it, see ``fts5_tokenchars``)
+_COMBINING = regex.compile("[\u0300-\u036f]")
 #: tsvector limits: positions 1..16383, at most 256 positions per lexeme
 _MAX_POS = 16383
 _MAX_POSITIONS = 256
@@ -38,7 +56,8 @@ def doc_terms(text: str) -> list[str]:
     out = []
     for m in _TERM_RE.finditer(text):
         word = "".join(_fold_char(ch) for ch in m.group(0).lower())
-        out.append(word)
+        # a combining diacritic inside a term (e + U+0301) is dropped, as FTS5 does
+        out.append(_COMBINING.sub("", word) if not word.isascii() else word)
     return out
 
 
@@ -66,10 +85,11 @@ def phrase_tsquery(parts: list[str]) -> str:
 def query_terms(match: str) -> tuple[str, list[tuple[str, ...]], str] | None:
     """Translate the pipeline's FTS5 match (quoted words joined by AND or OR).
 
-    Returns (tsquery literal, the distinct phrases bm25 sums over, the
-    operator); None when no phrase holds a term. A quoted word that unicode61
-    cuts into several terms (``foo_bar``) is a phrase (``'foo' <-> 'bar'``), as
-    in FTS5, and bm25 counts the phrase as one unit.
+    Returns (tsquery literal, the phrases bm25 sums over, the operator); None
+    when no phrase holds a term. A quoted word that unicode61 cuts into several
+    terms (``foo_bar``) is a phrase (``'foo' <-> 'bar'``), as in FTS5, and bm25
+    counts the phrase as one unit. A phrase given twice ("Who" OR "who") is
+    summed twice, as FTS5's bm25 sums over every phrase of the query.
     """
     op = "|" if " OR " in match else "&"
     phrases: list[tuple[str, ...]] = []
@@ -80,4 +100,4 @@ def query_terms(match: str) -> tuple[str, list[tuple[str, ...]], str] | None:
     if not phrases:
         return None
     tsquery = f" {op} ".join(phrase_tsquery(list(p)) for p in phrases)
-    return tsquery, list(dict.fromkeys(phrases)), "OR" if op == "|" else "AND"
+    return tsquery, phrases, "OR" if op == "|" else "AND"

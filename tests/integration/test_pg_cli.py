@@ -52,7 +52,11 @@ def test_cli_index_status_search_on_postgres(
     st = json.loads(memdeck("status", "--json").stdout)
     assert st["vector"] == "pgvector" and st["chunks"] == 2 and st["dirty"] is False
     assert st["index"].startswith("postgresql://postgres:***@127.0.0.1:")
-    assert memdeck("status").returncode == 0
+    text = memdeck("status")
+    assert text.returncode == 0
+    assert "(PostgreSQL 18." in text.stdout and "SQLite" not in text.stdout  # not "SQLite 18.3"
+    assert "fts         tsvector (unicode61 terms, FTS5 bm25)" in text.stdout
+    assert st["store"] == "postgres" and st["sqlite_version"] is None
     r = memdeck("search", "flat white coffee", "--json")
     assert r.returncode == 0, r.stderr
     hits = json.loads(r.stdout)["results"]

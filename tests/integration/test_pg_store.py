@@ -25,7 +25,7 @@ TEXTS = {
     ],
     "memory/2026-01-03.md": [
         "Atlas launch slipped a week: the vendor_api key expired again.",
-        "Trip to the lake with Sam; we saw herons and a kingfisher.",
+        "Trip to the lake with Sam 🤩; we saw herons 🧘\u200d♀️ and a kingfisher.",
     ],
     "MEMORY.md": [
         "Sam prefers tea over coffee. Zoe is the Atlas project lead.",
@@ -36,6 +36,7 @@ TEXTS = {
 QUERIES = [
     '"dentist"', '"atlas"', '"Atlas" AND "launch"', '"zoe"', '"cafe" OR "lake"',
     '"vendor_api"', '"coffee" OR "tea" OR "budget"', '"the"', '"nothing"', '"tokyo"',
+    '"Sam" OR "sam" OR "lake"', '"Atlas" AND "atlas" AND "launch"',
 ]  # fmt: skip
 
 

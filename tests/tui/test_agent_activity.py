@@ -150,7 +150,7 @@ def test_the_apps_settings_reader_accepts_the_mcp_section() -> None:
 
     parsed = parse_settings({"mcp": {"allowAppend": True}, "zz": 1})
     assert parsed.problems == (
-        "settings.json: zz: unknown key (known: theme, keymap, layout, profile, mcp)",
+        "settings.json: zz: unknown key (known: theme, keymap, layout, profile, mcp, store)",
     )
 
 

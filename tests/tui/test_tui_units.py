@@ -231,3 +231,12 @@ def test_weight_toggle_normalises_like_the_ranking() -> None:
     assert (
         shift_weights(SearchOptions(vector_weight=0.0, text_weight=0.0), 0.0).vector_weight == 0.7
     )
+
+
+def test_the_store_section_is_the_engines_not_a_problem() -> None:
+    """A workspace on PostgreSQL has ``store`` in settings.json: the app must not call
+    it an unknown key (the engine validates it when it opens the store)."""
+    parsed = parse_settings({"store": {"backend": "postgres", "namespace": "team"}, "zz": 1})
+    assert parsed.problems == (
+        "settings.json: zz: unknown key (known: theme, keymap, layout, profile, mcp, store)",
+    )

@@ -242,7 +242,7 @@ class MonitorPane(VerticalScroll):
             vector.append(f" {st.sqlite_vec_version}", style="dim")
         if st.sqlite_vec_error:
             vector.append(f"  numpy fallback: {st.sqlite_vec_error}", style=warn)
-        fts = Text(st.fts, style=ok if st.fts == "fts5" else bad)
+        fts = Text(st.fts, style=bad if st.fts == "unavailable" else ok)
         fts.append(f" ({st.fts_tokenizer})", style="dim")
         dirty = st.dirty
         service = self.service
@@ -285,7 +285,9 @@ class MonitorPane(VerticalScroll):
         paths.add_column(style="bold", no_wrap=True, min_width=9)
         paths.add_column(overflow="fold")
         paths.add_row("workspace", Text(short_path(st.workspace, self._home)))
-        paths.add_row("index", Text(short_path(st.index, self._home)))
+        # on PostgreSQL the index is a masked DSN and a namespace, not a path to shorten
+        index = st.index if st.store == "postgres" else short_path(st.index, self._home)
+        paths.add_row("index", Text(index))
         if st.write_problem is not None:
             # writing stopped (the app keeps answering from the index as it is)
             stopped = Text(st.write_problem.kind, style=f"bold {bad}")
@@ -297,7 +299,7 @@ class MonitorPane(VerticalScroll):
             ("dims", Text(str(st.dims or "–")), "mode", Text(st.mode)),
             (
                 "binding",
-                Text(f"{st.binding} · SQLite {st.sqlite_version}"),
+                Text(f"{st.binding} · {st.store_version}"),
                 "vectors",
                 vector,
             ),
