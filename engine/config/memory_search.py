@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.config.reader import MISSING, ConfigReader, unique
 from engine.config.settings import (
+    FTS_TOKENIZERS,
     FUSIONS,
     MMR_SIMILARITIES,
     NORMALIZATIONS,
@@ -37,7 +38,6 @@ from engine.config.settings import (
 )
 
 FALLBACKS = tuple(p for p in PROVIDERS if p != "auto")  # "auto" is not a fallback
-FTS_TOKENIZERS = ("unicode61", "trigram")
 OUTPUT_DIMENSIONS = (768, 1536, 3072)
 SOURCES = ("memory", "sessions")
 MODALITIES = ("image", "audio", "all")

@@ -108,6 +108,8 @@ FIXED_2026_9: dict[str, Any] = {
     "multimodal": {"maxFileBytes": 10485760},
 }
 DEFAULT_PROVIDER_2026_9 = "openai"
+#: the values of ``store.fts.tokenizer`` OpenClaw's schema accepts
+OPENCLAW_TOKENIZERS = ("unicode61", "trigram")
 
 
 @dataclass(frozen=True)
@@ -261,6 +263,14 @@ def _value_rejections(block: dict[str, Any], where: str) -> list[str]:
     number = isinstance(min_score, int | float) and not isinstance(min_score, bool)
     if number and isinstance(min_score, int | float) and not 0 <= min_score <= 1:
         out.append(f"{where}.query.minScore: 2026.9 wants a number from 0 to 1")
+    tokenizer = (_record(_record(block.get("store")) and block["store"].get("fts")) or {}).get(
+        "tokenizer"
+    )
+    if isinstance(tokenizer, str) and tokenizer not in OPENCLAW_TOKENIZERS:
+        out.append(
+            f'{where}.store.fts.tokenizer: "{tokenizer}" is not a 2026.9 tokenizer'
+            ' (it accepts "unicode61" or "trigram"; "porter" is a memdeck extension)'
+        )
     for index, item in enumerate(block.get("extraPaths") or []):
         if isinstance(item, dict):
             extra = sorted(set(item) - {"path", "pattern"})

@@ -38,11 +38,16 @@ Fusion = Literal["weighted", "normalized", "rrf", "geometric", "calibrated"]
 Normalization = Literal["minmax", "zscore"]
 #: What MMR measures redundancy with.
 MMRSimilarity = Literal["jaccard", "cosine"]
+#: FTS5 tokenizer of the keyword index: OpenClaw's two, and ``porter`` (memdeck
+#: extension: FTS5's ``porter unicode61``, English stemming, so "visited" matches
+#: "visit"; OpenClaw 2026.9 refuses the value in its own config).
+FtsTokenizer = Literal["unicode61", "trigram", "porter"]
 
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 FUSIONS: tuple[Fusion, ...] = get_args(Fusion)
 NORMALIZATIONS: tuple[Normalization, ...] = get_args(Normalization)
 MMR_SIMILARITIES: tuple[MMRSimilarity, ...] = get_args(MMRSimilarity)
+FTS_TOKENIZERS: tuple[FtsTokenizer, ...] = get_args(FtsTokenizer)
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,8 @@ class StoreSettings:
     path: Path | None = None  # resolved, {agentId} already substituted
     vector_enabled: bool = True
     extension_path: str | None = None
-    fts_tokenizer: str = "unicode61"  # or "trigram"
+    #: a change rebuilds the index (it is part of the index fingerprint)
+    fts_tokenizer: FtsTokenizer = "unicode61"
     #: memdeck extension ``store.vector.lines``: also embed every line of each chunk
     #: (``engine.index.line_vectors``), read by the ``calibrated`` fusion. None
     #: (unset) = only with the local provider, where it costs time but no money

@@ -168,8 +168,11 @@ class Database:
             else:
                 self.execute("COMMIT")
 
-    def fts5_tokenizer(self, name: str) -> Callable[[str, bool], list[str]] | None:
-        """FTS5's own tokenizer ``name`` as a function (text, is_query) -> tokens.
+    def fts5_tokenizer(
+        self, name: str, args: Sequence[str] = ()
+    ) -> Callable[[str, bool], list[str]] | None:
+        """FTS5's own tokenizer ``name`` (with ``args``, as in ``tokenize='porter
+        unicode61'``) as a function (text, is_query) -> tokens.
 
         Only apsw exposes it; None under the other bindings.
         """
@@ -179,7 +182,7 @@ class Database:
 
         try:
             with self._lock:
-                tok = self._conn.fts5_tokenizer(name)
+                tok = self._conn.fts5_tokenizer(name, list(args))
         except Exception:
             return None
         flags = {True: apsw.FTS5_TOKENIZE_QUERY, False: apsw.FTS5_TOKENIZE_DOCUMENT}

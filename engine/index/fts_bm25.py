@@ -16,8 +16,9 @@ operation in the same order, so the doubles are the same bits
 (``tests/engine/test_fts_bm25.py`` compares every candidate of every LoCoMo
 query with FTS5's own ``bm25()``).
 
-Only the ``unicode61`` tokenizer under apsw is supported; ``Store.fts_ranks_of``
-returns None otherwise and the caller reads FTS5's ranking as before.
+The ``unicode61`` and ``porter`` (``porter unicode61``) tokenizers under apsw are
+supported; ``Store.fts_ranks_of`` returns None otherwise (trigram, another
+binding) and the caller reads FTS5's ranking as before.
 """
 
 from __future__ import annotations

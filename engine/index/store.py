@@ -9,6 +9,7 @@ sqlite-vec loaded and the dimension is known.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,25 @@ from engine.index.keyword_index import KeywordIndex
 SCHEMA_VERSION = 1
 #: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
 NUMPY_BUDGET_BYTES = 256 * 2**20
+#: ``store.fts.tokenizer`` → FTS5's ``tokenize=`` argument. ``porter`` is memdeck's
+#: stemming extension: FTS5's porter stemmer over unicode61's words, so "visited",
+#: "visits" and "visiting" are one term (English only; other words pass unchanged).
+FTS5_TOKENIZE = {"unicode61": "unicode61", "trigram": "trigram", "porter": "porter unicode61"}
+
+
+_TOKENIZE_ARG = re.compile(r"""tokenize\s*=\s*['"]?\s*(\w+)""", re.IGNORECASE)
+
+
+def table_tokenizer(create_sql: str) -> str:
+    """The ``store.fts.tokenizer`` name of an FTS5 table, from its CREATE statement.
+
+    A table created without ``tokenize=`` uses FTS5's default, unicode61.
+    """
+    found = _TOKENIZE_ARG.search(create_sql)
+    first = found.group(1).lower() if found else "unicode61"
+    return first if first in ("porter", "trigram") else "unicode61"
+
+
 #: rows per query while loading the numpy matrix
 MATRIX_PAGE = 4096
 
@@ -301,7 +321,7 @@ class Store:
         (``fts_external`` says which layout this file has); the next full reindex
         writes the new layout.
         """
-        tokenizer = "trigram" if self.fts_tokenizer == "trigram" else "unicode61"
+        tokenizer = FTS5_TOKENIZE.get(self.fts_tokenizer, "unicode61")
         try:
             self.db.execute(
                 f"create virtual table if not exists chunks_fts using fts5("
@@ -309,6 +329,10 @@ class Store:
             )
             sql = str(self.db.scalar("select sql from sqlite_master where name = 'chunks_fts'"))
             self.fts_external = "content=" in sql.replace(" ", "")
+            # The table's own tokenizer wins over the configured one: until the full
+            # reindex a changed ``store.fts.tokenizer`` triggers (it is part of the
+            # fingerprint), queries must be tokenized the way the rows were.
+            self.fts_tokenizer = table_tokenizer(sql)
             return True
         except DatabaseError:
             return False
@@ -516,12 +540,14 @@ class Store:
         if not self.can_rank_rows():
             return None
         if self._kw_tokenize is None:
-            self._kw_tokenize = self.db.fts5_tokenizer("unicode61")
+            name, *args = FTS5_TOKENIZE[self.fts_tokenizer].split()
+            self._kw_tokenize = self.db.fts5_tokenizer(name, args)
         return self._kw_tokenize
 
     def keyword_index(self) -> KeywordIndex | None:
         """The postings beside FTS5 when this store can read and write them (apsw,
-        unicode61); whether they are in step is ``KeywordIndex.ready``."""
+        unicode61 or porter, tokenized as the table is); whether they are in step is
+        ``KeywordIndex.ready``."""
         if self._kw is None:
             tokenize = self._kw_tokenizer()
             if tokenize is None:
@@ -533,13 +559,15 @@ class Store:
         kw = self.keyword_index()
         return kw if kw is not None and kw.ready() else None
 
-    def _term_rows(self, tokens: tuple[str, ...]) -> int:
-        """Rows holding the phrase ``tokens`` (bm25's n): from the postings for one
-        token when they are in step, else FTS5's count of the phrase."""
+    def _term_rows(self, tokens: tuple[str, ...], word: str) -> int:
+        """Rows holding the phrase ``tokens`` (bm25's n), the tokens of ``word``: from
+        the postings for one token when they are in step, else FTS5's count of the
+        quoted word (tokenized by FTS5 as the search's MATCH is: a stemmer's output
+        need not stem to itself again)."""
         kw = self._ready_keyword_index() if len(tokens) == 1 else None
         if kw is not None:
             return kw.rows_with(tokens[0])
-        match = '"' + " ".join(tokens).replace('"', '""') + '"'
+        match = '"' + word.replace('"', '""') + '"'
         return int(
             self.db.scalar("select count(*) from chunks_fts where chunks_fts match ?", (match,))
             or 0
@@ -811,7 +839,7 @@ class Store:
         """Whether ``fts_ranks_of`` works here (apsw, the unicode61 tokenizer, FTS5)."""
         return (
             self.fts_available
-            and self.fts_tokenizer != "trigram"
+            and self.fts_tokenizer in ("unicode61", "porter")
             and self.db.binding.startswith("apsw")
         )
 
@@ -834,7 +862,8 @@ class Store:
                 return got
         key = self._state_key()
         if self._bm25_cache is None or self._bm25_cache[0] != key:
-            tokenize = self.db.fts5_tokenizer("unicode61")
+            name, *args = FTS5_TOKENIZE[self.fts_tokenizer].split()
+            tokenize = self.db.fts5_tokenizer(name, args)
             if tokenize is None:
                 return None
             totals = self._fts_totals()
@@ -848,7 +877,7 @@ class Store:
             if not tokens:
                 return None
             if tokens not in hits:
-                hits[tokens] = self._term_rows(tokens)
+                hits[tokens] = self._term_rows(tokens, word)
             phrases.append(Phrase(tokens, hits[tokens]))
         if not phrases or rows <= 0 or not ids:
             return {}
@@ -913,7 +942,7 @@ class Store:
             try:
                 if tokenize is not None:
                     toks = tuple(tokenize(term, True))
-                    n = self._term_rows(toks) if toks else 0
+                    n = self._term_rows(toks, term) if toks else 0
                 else:
                     n = int(
                         self.db.scalar(

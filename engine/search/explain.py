@@ -181,7 +181,10 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
         return None
     if c.fusion == "calibrated":
         if side == "vector":
-            return Line(f"max(0, {fmt(value)})", fmt(comp)) if value < 0 else None
+            if ref is None or ref == (0.0, 1.0):
+                return Line(f"max(0, {fmt(value)})", fmt(comp)) if value < 0 else None
+            zero, one = _exact(ref[0]), _exact(ref[1])
+            return Line(f"min(1, max(0, ({fmt(value)} − {zero}) ÷ ({one} − {zero})))", fmt(comp))
         if ref is None:
             return None
         return Line(f"min(1, {fmt(value)} ÷ ({_exact(ref[0])} × {fmt(ref[1])}))", fmt(comp))

@@ -696,6 +696,7 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
             if plan.fusion == "calibrated":
                 c.text_input = -c.bm25_rank if c.bm25_rank is not None and c.bm25_rank < 0 else 0.0
                 c.text_ref = (scoring.CALIBRATED_TEXT_SCALE, idf_sum) if idf_sum > 0 else None
+                c.vector_ref = (scoring.CALIBRATED_COSINE_ZERO, scoring.CALIBRATED_COSINE_ONE)
                 line = retrieval.line_hits.get(c.chunk_id)
                 if line is not None:
                     c.best_line = line[0]
@@ -843,7 +844,9 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
         # line's cosine, and the share of the query's idf the chunk's bm25 reaches.
         for c in cands:
             c.vector_component = (
-                None if c.vector_input is None else q(scoring.calibrated_vector(c.vector_input))
+                None
+                if c.vector_input is None
+                else q(scoring.calibrated_vector(c.vector_input, *(c.vector_ref or (0.0, 1.0))))
             )
             scale = c.text_ref
             c.text_component = (

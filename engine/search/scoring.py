@@ -63,6 +63,11 @@ GEOMETRIC_FLOOR = 0.05
 #: its bm25 reaches κ × the summed idf of the query's words. Fitted on LoCoMo
 #: conversations 0–4 (tests/bench/calibrate.py; README "Benchmarks").
 CALIBRATED_TEXT_SCALE = 0.5
+#: the ``calibrated`` fusion's cosine calibration: a line cosine of
+#: ``CALIBRATED_COSINE_ZERO`` or less scores 0 on the vector side, one of
+#: ``CALIBRATED_COSINE_ONE`` scores 1, linear between. Fitted on LoCoMo 0–4 with κ.
+CALIBRATED_COSINE_ZERO = 0.0
+CALIBRATED_COSINE_ONE = 1.0
 #: decimals of every number a score breakdown prints (weights: ``WEIGHT_DIGITS``)
 DIGITS = 4
 
@@ -254,11 +259,13 @@ def calibrated_text(bm25_magnitude: float, idf_sum: float) -> float:
     return min(1.0, bm25_magnitude / (CALIBRATED_TEXT_SCALE * idf_sum))
 
 
-def calibrated_vector(cosine: float) -> float:
-    """The ``calibrated`` vector component: the best line's cosine, clamped to 0..1."""
-    if not math.isfinite(cosine):
+def calibrated_vector(cosine: float, zero: float = 0.0, one: float = 1.0) -> float:
+    """The ``calibrated`` vector component: the best line's cosine mapped linearly
+    from [``zero``, ``one``] onto 0..1 and clamped (the ranking passes the fitted
+    ``CALIBRATED_COSINE_ZERO``/``CALIBRATED_COSINE_ONE``)."""
+    if not math.isfinite(cosine) or one <= zero:
         return 0.0
-    return min(1.0, max(0.0, cosine))
+    return min(1.0, max(0.0, (cosine - zero) / (one - zero)))
 
 
 def minmax_normalize(values: Sequence[float]) -> list[float]:

@@ -1,95 +1,263 @@
-"""Fit the ``calibrated`` fusion's text scale κ on LoCoMo conversations 0–4.
+"""Fit the ``calibrated`` fusion on LoCoMo conversations 0–4, and measure the directions.
 
-The calibrated score is ``vw × V + tw × T`` with V = the best line's cosine
-(at least the chunk's own cosine, clamped to 0..1) and T = ``min(1, −bm25 ÷ (κ ×
-Σidf))``. Its one free coefficient is κ; the weights stay the user's (default
-0.7/0.3, OpenClaw's). This script ranks every question of conversations 0–4 and
-the off-topic queries (``tests.bench.offtopic``) on those same conversations
-under a grid of κ — through the real pipeline, each query retrieved once — and
-prints hit@6 and MRR@6 at the default minScore, hit@6 at minScore 0 and the
-off-topic shares. κ = 0.5 was picked from this table (README "Benchmarks");
-conversations 5–9 are never read here.
+The calibrated score is ``vw × V + tw × T`` (weights the user's, default 0.7/0.3)
+with absolute sides: ``V`` from the best line's cosine, ``T = min(1, −bm25 ÷ (κ ×
+Σidf))``. This script retrieves every question of conversations 0–4 and the
+off-topic queries (``tests.bench.offtopic``) on the same conversations once,
+through the real pipeline (``retrieve``: FTS5, the MiniLM GGUF, the stored line
+vectors), keeps the retrievals in ``tests/bench/.cache/calibrate/`` and then ranks
+them with the real ``rank`` under each variant: κ, the cosine calibration of V,
+how a chunk's line cosines become one number, the weights, the candidate count
+and the FTS5 tokenizer (``unicode61`` or the ``porter`` extension). Reported per
+variant: hit@6 and MRR@6 at the default minScore, hit@6 at minScore 0, and the
+share of off-topic queries and nonsense strings that return anything.
+Conversations 5–9 are never read here (``--holdout`` exists only to print the
+chosen variants on 5–9 *after* choosing, for the over-fitting check).
 
-Run: ``.venv/bin/python -m tests.bench.calibrate``.
+Run: ``make bench-calibrate`` (``.venv/bin/python -m tests.bench.calibrate``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
+
+from engine.config.settings import FTS_TOKENIZERS, FtsTokenizer
+from engine.embeddings.base import EmbeddingProvider
+from engine.index.line_vectors import line_units, space_key
 from engine.search import scoring
-from engine.search.pipeline import rank, retrieve
+from engine.search.pipeline import Retrieval, SearchOptions, rank, retrieve
 from tests.bench import common, locomo, offtopic
 
-GRID = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
+#: bump when what ``collect`` stores changes
+FORMAT = 2
+#: candidates per side fetched once; smaller counts are prefixes (``common.truncate``)
+MAX_MULTIPLIER = 8
+
+
+@dataclass
+class Sample:
+    """One query's retrieval, with every candidate's line cosines (best first)."""
+
+    kind: str  # "question", "cranfield" or "nonsense"
+    evidence: list[tuple[str, int]]
+    retrieval: Retrieval
+    #: chunk id → (file line of each line vector, its cosine), best first
+    lines: dict[int, list[tuple[int, float]]]
+
+
+class QueryVectors:
+    """The provider, remembering query vectors: a query is embedded once per run."""
+
+    def __init__(self, provider: EmbeddingProvider):
+        self._provider = provider
+        self._seen: dict[str, np.ndarray] = {}
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._seen:
+            self._seen[text] = self._provider.embed_query(text)
+        return self._seen[text]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+
+def collect(
+    ci: int, data: list[Any], provider: EmbeddingProvider, tokenizer: FtsTokenizer
+) -> tuple[list[Sample], Any]:
+    """Every query of conversation ``ci`` retrieved once (cached on disk)."""
+    conv = locomo.build_conversation(ci, data[ci])
+    path = common.CACHE_DIR / "calibrate" / tokenizer / f"conv-{ci}.pickle"
+    if path.exists():
+        with path.open("rb") as fh:
+            stored = pickle.load(fh)
+        if stored.get("format") == FORMAT:
+            return stored["samples"], conv.today
+    engine = offtopic.workspace_engine(ci, data, provider, tokenizer)
+    base = common.default_options(candidate_multiplier=MAX_MULTIPLIER)
+    queries = [("question", q.text, q.evidence) for q in conv.questions] + [
+        (kind, text, []) for kind, text in offtopic.queries()
+    ]
+    samples = []
+    key = space_key(provider)
+    store = engine.store
+    remembered = QueryVectors(provider)
+    for kind, text, evidence in queries:
+        r = retrieve(store, remembered, text, base)  # type: ignore[arg-type]
+        qvec = remembered.embed_query(text)
+        hashes = store.chunk_hashes(list(r.rows))
+        mats = store.line_vectors(list(hashes.values()), key)
+        lines: dict[int, list[tuple[int, float]]] = {}
+        for cid, row in r.rows.items():
+            mat = mats.get(hashes.get(cid, ""))
+            units = line_units(row.text)
+            if mat is None or mat.shape[0] != len(units) or not units:
+                continue
+            sims = mat @ qvec
+            order = np.argsort(-sims)
+            lines[cid] = [(row.start_line + units[i][0], float(sims[i])) for i in order[:4]]
+        r.vectors = {}
+        samples.append(Sample(kind, evidence, r, lines))
+    engine.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump({"format": FORMAT, "samples": samples}, fh)
+    common.log(f"conv {ci} ({tokenizer}): {len(samples)} queries retrieved")
+    return samples, conv.today
+
+
+# -- variants ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    """One way of ranking the stored retrievals."""
+
+    kappa: float = scoring.CALIBRATED_TEXT_SCALE
+    cos_zero: float = scoring.CALIBRATED_COSINE_ZERO
+    cos_one: float = scoring.CALIBRATED_COSINE_ONE
+    #: how a chunk's line cosines become its V input: "max" (the best line),
+    #: "mean2" (mean of the best two), "max+chunk" (max of best line and chunk)
+    lines: str = "max"
+    vector_weight: float = 0.7
+    multiplier: int = 4
+    tokenizer: FtsTokenizer = "unicode61"
+    fusion: str = "calibrated"
+
+    def label(self) -> str:
+        return (
+            f"{self.fusion} κ={self.kappa:g} cos∈[{self.cos_zero:g},{self.cos_one:g}]"
+            f" lines={self.lines} vw={self.vector_weight:g} cand×{self.multiplier}"
+            f" {self.tokenizer}"
+        )
+
+
+@contextlib.contextmanager
+def constants(v: Variant) -> Iterator[None]:
+    """The fitted coefficients of ``scoring`` set to the variant's, then restored."""
+    saved = (
+        scoring.CALIBRATED_TEXT_SCALE,
+        scoring.CALIBRATED_COSINE_ZERO,
+        scoring.CALIBRATED_COSINE_ONE,
+    )
+    scoring.CALIBRATED_TEXT_SCALE = v.kappa
+    scoring.CALIBRATED_COSINE_ZERO = v.cos_zero
+    scoring.CALIBRATED_COSINE_ONE = v.cos_one
+    try:
+        yield
+    finally:
+        (
+            scoring.CALIBRATED_TEXT_SCALE,
+            scoring.CALIBRATED_COSINE_ZERO,
+            scoring.CALIBRATED_COSINE_ONE,
+        ) = saved
+
+
+def shaped(s: Sample, v: Variant) -> Retrieval:
+    """The sample's retrieval as the variant's search would have made it."""
+    r = common.truncate(s.retrieval, locomo.K * v.multiplier)
+    if v.lines == "max":
+        return r
+    hits: dict[int, tuple[int, float]] = {}
+    for cid, best in s.lines.items():
+        if v.lines == "mean2":
+            sims = [c for _, c in best[:2]]
+            hits[cid] = (best[0][0], sum(sims) / len(sims))
+        elif v.lines == "max+chunk":
+            hits[cid] = (best[0][0], max(best[0][1], r.cosines.get(cid, -1.0)))
+        elif v.lines == "chunk":
+            continue
+    return dataclasses.replace(r, line_hits=hits)
+
+
+def measure(
+    samples: dict[int, tuple[list[Sample], Any]], v: Variant, options: SearchOptions
+) -> dict[str, float]:
+    opts = options.with_(
+        fusion=v.fusion,
+        vector_weight=v.vector_weight,
+        text_weight=round(1 - v.vector_weight, 3),
+        candidate_multiplier=v.multiplier,
+    )
+    opts0 = opts.with_(min_score=0.0)
+    hits = hits0 = n = 0
+    rr = 0.0
+    off = {"cranfield": [0, 0], "nonsense": [0, 0]}
+    with constants(v):
+        for conv_samples, today in samples.values():
+            for s in conv_samples:
+                r = shaped(s, v)
+                if s.kind != "question":
+                    off[s.kind][0] += bool(rank(r, opts).results)
+                    off[s.kind][1] += 1
+                    continue
+                n += 1
+                first = locomo.first_hit(rank(r, opts, today).results, s.evidence)
+                if first is not None and first <= locomo.K:
+                    hits += 1
+                    rr += 1 / first
+                first0 = locomo.first_hit(rank(r, opts0, today).results, s.evidence)
+                if first0 is not None and first0 <= locomo.K:
+                    hits0 += 1
+    return {
+        "hit@6": hits / n,
+        "MRR@6": rr / n,
+        "hit@6 minScore 0": hits0 / n,
+        "off-topic": off["cranfield"][0] / max(1, off["cranfield"][1]),
+        "nonsense": off["nonsense"][0] / max(1, off["nonsense"][1]),
+    }
+
+
+def grid() -> list[Variant]:
+    """The directions measured (README "Benchmarks", "What was measured")."""
+    now = Variant()
+    out = [now, dataclasses.replace(now, fusion="geometric")]
+    out += [dataclasses.replace(now, kappa=k) for k in (0.3, 0.4, 0.6, 0.8)]
+    out += [dataclasses.replace(now, lines=agg) for agg in ("mean2", "max+chunk", "chunk")]
+    out += [dataclasses.replace(now, vector_weight=w) for w in (0.5, 0.6)]
+    out += [dataclasses.replace(now, multiplier=m) for m in (2, 8)]
+    for zero in (0.0, 0.1, 0.2):
+        for one in (0.8, 1.0, 1.2, 1.5):
+            out.append(dataclasses.replace(now, cos_zero=zero, cos_one=one))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--weights", default="0.7", help="vector weights to try, e.g. 0.5,0.7")
+    ap.add_argument("--tokenizers", default="unicode61,porter", help="FTS5 tokenizers to try")
+    ap.add_argument("--convs", default="0-4", help="tuning conversations (default 0-4)")
+    ap.add_argument("--holdout", action="store_true", help="rank 5-9 instead (after choosing)")
+    ap.add_argument("--only-default", action="store_true", help="just the current default")
     args = ap.parse_args(argv)
-    weights = [float(w) for w in args.weights.split(",")]
+    convs = locomo.parse_convs("5-9" if args.holdout else args.convs)
     data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
     provider = common.local_provider()
-    base = common.default_options(fusion="calibrated")
-    grid = [(k, w) for k in GRID for w in weights]
-    stats = {g: {"hits": 0, "rr": 0.0, "hits0": 0, "n": 0, "off": 0, "non": 0} for g in grid}
-    n_off = n_non = 0
-    default_scale = scoring.CALIBRATED_TEXT_SCALE
-    try:
-        for ci in locomo.TUNE:
-            conv = locomo.build_conversation(ci, data[ci])
-            engine = offtopic.workspace_engine(ci, data, provider)
-            retrievals = [
-                (q, retrieve(engine.store, engine.provider, q.text, base)) for q in conv.questions
-            ]
-            others = [
-                (kind, retrieve(engine.store, engine.provider, text, base))
-                for kind, text in offtopic.queries()
-            ]
-            n_off += sum(1 for kind, _ in others if kind == "cranfield")
-            n_non += sum(1 for kind, _ in others if kind == "nonsense")
-            for kappa, vw in grid:
-                scoring.CALIBRATED_TEXT_SCALE = kappa
-                opts = base.with_(vector_weight=vw, text_weight=round(1 - vw, 3))
-                s = stats[(kappa, vw)]
-                for q, r in retrievals:
-                    first = locomo.first_hit(rank(r, opts, conv.today).results, q.evidence)
-                    first0 = locomo.first_hit(
-                        rank(r, opts.with_(min_score=0.0), conv.today).results, q.evidence
-                    )
-                    s["n"] += 1
-                    if first is not None and first <= locomo.K:
-                        s["hits"] += 1
-                        s["rr"] += 1 / first
-                    if first0 is not None and first0 <= locomo.K:
-                        s["hits0"] += 1
-                for kind, r in others:
-                    if rank(r, opts).results:
-                        s["off" if kind == "cranfield" else "non"] += 1
-            engine.close()
-            common.log(f"conv {ci}: {len(retrievals)} questions, {len(others)} off-topic")
-    finally:
-        scoring.CALIBRATED_TEXT_SCALE = default_scale
+    tokenizers = [t for t in FTS_TOKENIZERS if t in args.tokenizers.split(",")]
+    variants = [Variant()] if args.only_default else grid()
+    by_tok = {t: {ci: collect(ci, data, provider, t) for ci in convs} for t in tokenizers}
+    options = common.default_options()
     rows = []
-    for (kappa, vw), s in stats.items():
-        n = s["n"]
-        rows.append(
-            [
-                kappa,
-                vw,
-                s["hits"] / n,
-                s["rr"] / n,
-                s["hits0"] / n,
-                s["off"] / n_off,
-                s["non"] / n_non,
-            ]
-        )
-    common.table(
-        ["κ", "vector weight", "hit@6", "MRR@6", "hit@6 minScore 0", "off-topic", "nonsense"],
+    for tok in tokenizers:
+        for v in variants:
+            v = dataclasses.replace(v, tokenizer=tok)
+            m = measure(by_tok[tok], v, options)
+            rows.append([v.label(), *m.values()])
+            common.log(f"{v.label()}: {m}")
+    half = "5–9 (held out)" if args.holdout else f"{args.convs} (tuning)"
+    table = common.table(
+        ["variant", "hit@6", "MRR@6", "hit@6 minScore 0", "off-topic", "nonsense"],
         rows,
-        title=f"calibrated fusion on LoCoMo 0–4 (tuning), minScore {base.min_score}",
+        title=f"calibrated fusion variants on LoCoMo {half}, minScore {options.min_score}",
+    )
+    common.write_results(
+        "calibrate_holdout" if args.holdout else "calibrate",
+        {"conversations": convs, "min_score": options.min_score, "table": table},
     )
     provider.close()
 

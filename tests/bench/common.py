@@ -21,7 +21,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.config.settings import MemorySearchSettings, QuerySettings, Settings, StoreSettings
+from engine.config.settings import (
+    FtsTokenizer,
+    MemorySearchSettings,
+    QuerySettings,
+    Settings,
+    StoreSettings,
+)
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
 from engine.search.pipeline import Retrieval, SearchOptions
@@ -87,18 +93,43 @@ def _converted_minilm() -> Path | None:
     return Path(import_model(src, out, register=False).out_path)
 
 
-def bench_settings(workspace: Path, state_dir: Path, **query: Any) -> Settings:
+def bench_settings(
+    workspace: Path, state_dir: Path, fts_tokenizer: FtsTokenizer | None = None, **query: Any
+) -> Settings:
     """Settings for a benchmark workspace: all defaults, index file under ``state_dir``."""
-    ms = MemorySearchSettings(
-        store=StoreSettings(path=state_dir / "index.memdeck.sqlite"),
-        query=dataclasses.replace(QuerySettings(), **query),
-    )
+    store = StoreSettings(path=state_dir / "index.memdeck.sqlite")
+    if fts_tokenizer is not None:
+        store = dataclasses.replace(store, fts_tokenizer=fts_tokenizer)
+    ms = MemorySearchSettings(store=store, query=dataclasses.replace(QuerySettings(), **query))
     return Settings(workspace=workspace, state_dir=state_dir, memory_search=ms)
 
 
-def open_engine(workspace: Path, state_dir: Path, provider: EmbeddingProvider | None) -> Engine:
+def open_engine(
+    workspace: Path,
+    state_dir: Path,
+    provider: EmbeddingProvider | None,
+    fts_tokenizer: FtsTokenizer | None = None,
+) -> Engine:
+    """An engine on a benchmark workspace; its index lives in ``state_dir``.
+
+    A tokenizer other than the default gets its own state dir (``state-porter``)
+    beside ``state_dir``, seeded with the default index's embedding cache so that
+    switching tokenizers costs a keyword re-index, not a re-embedding.
+    """
+    default = StoreSettings().fts_tokenizer
+    if fts_tokenizer is not None and fts_tokenizer != default:
+        seed = state_dir / "index.memdeck.sqlite"
+        state_dir = state_dir.with_name(f"{state_dir.name}-{fts_tokenizer}")
+        index = state_dir / "index.memdeck.sqlite"
+        if seed.exists() and not index.exists():
+            state_dir.mkdir(parents=True, exist_ok=True)
+            from engine.index.store import Store
+
+            seeded = Store(index, fts_tokenizer=fts_tokenizer)
+            seeded.copy_cache_from(seed)
+            seeded.close()
     state_dir.mkdir(parents=True, exist_ok=True)
-    return Engine(bench_settings(workspace, state_dir), provider=provider)
+    return Engine(bench_settings(workspace, state_dir, fts_tokenizer), provider=provider)
 
 
 def write_if_changed(path: Path, text: str) -> None:

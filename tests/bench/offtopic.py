@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from engine.config.settings import FtsTokenizer
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
 from engine.search.pipeline import SearchOptions, rank, retrieve
@@ -48,13 +49,15 @@ NONSENSE = (
 )
 
 
-def workspace_engine(ci: int, data: list[Any], provider: EmbeddingProvider) -> Engine:
+def workspace_engine(
+    ci: int, data: list[Any], provider: EmbeddingProvider, fts_tokenizer: FtsTokenizer | None = None
+) -> Engine:
     """The LoCoMo benchmark's workspace for conversation ``ci`` (its cached index)."""
     conv = locomo.build_conversation(ci, data[ci])
     root = common.CACHE_DIR / "locomo" / f"conv-{ci}"
     for rel, text in conv.files.items():
         common.write_if_changed(root / "ws" / rel, text)
-    engine = common.open_engine(root / "ws", root / "state", provider)
+    engine = common.open_engine(root / "ws", root / "state", provider, fts_tokenizer)
     engine.sync(reason="bench")
     return engine
 

@@ -610,7 +610,7 @@ def test_secrets_are_not_echoed(home: Path, env: dict[str, str]) -> None:
             "",
         ),
         (
-            memory_search({"store": {"fts": {"tokenizer": "porter"}}}),
+            memory_search({"store": {"fts": {"tokenizer": "snowball"}}}),
             f"{MS}.store.fts.tokenizer",
             "",
         ),
