@@ -234,12 +234,30 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--convs", default="0-4", help="tuning conversations (default 0-4)")
     ap.add_argument("--holdout", action="store_true", help="rank 5-9 instead (after choosing)")
     ap.add_argument("--only-default", action="store_true", help="just the current default")
+    ap.add_argument("--kappas", help="a grid of κ × --lines × --weights instead, e.g. 0.5,0.6")
+    ap.add_argument("--lines", default="max", help="line aggregations for --kappas")
+    ap.add_argument("--weights", default="0.7", help="vector weights for --kappas")
+    ap.add_argument("--cos", default="0:1", help="cosine calibrations for --kappas, e.g. 0:0.7")
     args = ap.parse_args(argv)
     convs = locomo.parse_convs("5-9" if args.holdout else args.convs)
     data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
     provider = common.local_provider()
     tokenizers = [t for t in FTS_TOKENIZERS if t in args.tokenizers.split(",")]
     variants = [Variant()] if args.only_default else grid()
+    if args.kappas:
+        variants = [
+            Variant(
+                kappa=float(k),
+                lines=agg,
+                vector_weight=float(w),
+                cos_zero=float(cos.split(":")[0]),
+                cos_one=float(cos.split(":")[1]),
+            )
+            for k in args.kappas.split(",")
+            for agg in args.lines.split(",")
+            for w in args.weights.split(",")
+            for cos in args.cos.split(",")
+        ]
     by_tok = {t: {ci: collect(ci, data, provider, t) for ci in convs} for t in tokenizers}
     options = common.default_options()
     rows = []

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from engine.config.settings import FtsTokenizer
 from engine.embeddings.base import EmbeddingProvider
 from engine.search.pipeline import SearchOptions, rank, retrieve
 from tests.bench import common, cranfield, locomo, offtopic
@@ -32,58 +33,93 @@ TARGETS = {
 }
 
 
-def configs() -> dict[str, SearchOptions]:
+#: the columns: (FTS5 tokenizer of the index, options); "with porter" is the default
+#: configuration with ``store.fts.tokenizer: "porter"`` (memdeck's stemming extension)
+def configs() -> dict[str, tuple[FtsTokenizer | None, SearchOptions]]:
     default = common.default_options()
-    return {"now": default, "before (geometric)": default.with_(fusion="geometric")}
+    return {
+        "now": (None, default),
+        "before (geometric)": (None, default.with_(fusion="geometric")),
+        "with porter": ("porter", default),
+    }
+
+
+def _by_tokenizer() -> dict[FtsTokenizer | None, dict[str, SearchOptions]]:
+    out: dict[FtsTokenizer | None, dict[str, SearchOptions]] = {}
+    for name, (tok, opts) in configs().items():
+        out.setdefault(tok, {})[name] = opts
+    return out
 
 
 def locomo_measures(convs: list[int], provider: EmbeddingProvider) -> dict[str, dict[int, Any]]:
     """config → conversation → {hits, rr, hits0, n} over its questions."""
     data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
-    cfg = configs()
-    out: dict[str, dict[int, Any]] = {name: {} for name in cfg}
+    out: dict[str, dict[int, Any]] = {name: {} for name in configs()}
+    base = common.default_options()
     for ci in convs:
         conv = locomo.build_conversation(ci, data[ci])
-        engine = offtopic.workspace_engine(ci, data, provider)
-        for name in cfg:
-            out[name][ci] = {"hits": 0, "rr": 0.0, "hits0": 0, "n": 0}
-        for q in conv.questions:
-            retrieval = retrieve(engine.store, engine.provider, q.text, cfg["now"])
-            for name, opts in cfg.items():
-                m = out[name][ci]
-                first = locomo.first_hit(rank(retrieval, opts, conv.today).results, q.evidence)
-                first0 = locomo.first_hit(
-                    rank(retrieval, opts.with_(min_score=0.0), conv.today).results, q.evidence
-                )
-                m["n"] += 1
-                if first is not None and first <= locomo.K:
-                    m["hits"] += 1
-                    m["rr"] += 1.0 / first
-                if first0 is not None and first0 <= locomo.K:
-                    m["hits0"] += 1
+        for tok, cfg in _by_tokenizer().items():
+            engine = offtopic.workspace_engine(ci, data, provider, tok)
+            for name in cfg:
+                out[name][ci] = {"hits": 0, "rr": 0.0, "hits0": 0, "n": 0}
+            for q in conv.questions:
+                retrieval = retrieve(engine.store, engine.provider, q.text, base)
+                for name, opts in cfg.items():
+                    m = out[name][ci]
+                    first = locomo.first_hit(rank(retrieval, opts, conv.today).results, q.evidence)
+                    first0 = locomo.first_hit(
+                        rank(retrieval, opts.with_(min_score=0.0), conv.today).results, q.evidence
+                    )
+                    m["n"] += 1
+                    if first is not None and first <= locomo.K:
+                        m["hits"] += 1
+                        m["rr"] += 1.0 / first
+                    if first0 is not None and first0 <= locomo.K:
+                        m["hits0"] += 1
+            engine.close()
         common.log(f"conv {ci}: {len(conv.questions)} questions")
-        engine.close()
+    return out
+
+
+def offtopic_measures(
+    convs: list[int], provider: EmbeddingProvider
+) -> dict[str, dict[int, dict[str, list[bool]]]]:
+    """config → conversation → kind → [returned anything] (``tests.bench.offtopic``)."""
+    data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
+    out: dict[str, dict[int, dict[str, list[bool]]]] = {name: {} for name in configs()}
+    base = common.default_options()
+    for ci in convs:
+        for tok, cfg in _by_tokenizer().items():
+            engine = offtopic.workspace_engine(ci, data, provider, tok)
+            for kind, text in offtopic.queries():
+                retrieval = retrieve(engine.store, engine.provider, text, base)
+                for name, opts in cfg.items():
+                    got = bool(rank(retrieval, opts).results)
+                    out[name].setdefault(ci, {}).setdefault(kind, []).append(got)
+            engine.close()
+        common.log(f"conv {ci}: off-topic queries")
     return out
 
 
 def cranfield_ndcg(provider: EmbeddingProvider) -> dict[str, float]:
-    """nDCG@10 of each configuration (maxResults 10, default minScore 0 as in the
-    Cranfield protocol, which ranks rather than filters)."""
+    """nDCG@10 of each configuration (maxResults 10, minScore 0 as in the Cranfield
+    protocol, which ranks rather than filters)."""
     files, queries, qrels = cranfield.load(common.data_dir("cranfield"))
     root = common.CACHE_DIR / "cranfield"
     for rel, text in files.items():
         common.write_if_changed(root / "ws" / rel, text)
-    engine = common.open_engine(root / "ws", root / "state", provider)
-    engine.sync(reason="bench")
-    cfg = {n: o.with_(max_results=cranfield.NDCG_K, min_score=0.0) for n, o in configs().items()}
     judged = [(qid, q) for qid, q in queries if any(cranfield.gain(g) for g in qrels[qid].values())]
-    sums = dict.fromkeys(cfg, 0.0)
-    for qid, text in judged:
-        retrieval = retrieve(engine.store, engine.provider, text, cfg["now"])
-        for name, opts in cfg.items():
-            ranking = cranfield.doc_ranking(rank(retrieval, opts).results)
-            sums[name] += cranfield.ndcg(ranking, qrels[qid], cranfield.NDCG_K)
-    engine.close()
+    sums = dict.fromkeys(configs(), 0.0)
+    for tok, cfg in _by_tokenizer().items():
+        engine = common.open_engine(root / "ws", root / "state", provider, tok)
+        engine.sync(reason="bench")
+        small = {n: o.with_(max_results=cranfield.NDCG_K, min_score=0.0) for n, o in cfg.items()}
+        for qid, text in judged:
+            retrieval = retrieve(engine.store, engine.provider, text, next(iter(small.values())))
+            for name, opts in small.items():
+                ranking = cranfield.doc_ranking(rank(retrieval, opts).results)
+                sums[name] += cranfield.ndcg(ranking, qrels[qid], cranfield.NDCG_K)
+        engine.close()
     common.log(f"cranfield: {len(judged)} queries")
     return {name: total / len(judged) for name, total in sums.items()}
 
@@ -105,11 +141,9 @@ def main(argv: list[str] | None = None) -> None:
     provider = common.local_provider()
     convs = locomo.parse_convs(args.convs)
     loco = locomo_measures(convs, provider)
-    off = offtopic.run(convs, provider)
+    off = offtopic_measures(convs, provider)
     ndcg = {} if args.no_cranfield else cranfield_ndcg(provider)
     default = common.default_options()
-    names = {"now": "hybrid calibrated", "before (geometric)": "hybrid geometric"}
-    rows = []
     result: dict[str, Any] = {}
     for half, members in (
         ("5-9", [c for c in convs if c in locomo.HOLDOUT]),
@@ -120,32 +154,38 @@ def main(argv: list[str] | None = None) -> None:
         result[half] = {}
         for cfg in configs():
             m = _agg(loco[cfg], members)
-            o = offtopic.shares({names[cfg]: off[names[cfg]]}, members)[names[cfg]]
+            o = offtopic.shares({cfg: off[cfg]}, members)[cfg]
             m["off-topic (Cranfield) returning any result"] = o["cranfield"]
             m["nonsense strings returning any result"] = o["nonsense"]
             if ndcg:
                 m["Cranfield nDCG@10"] = ndcg[cfg]
             result[half][cfg] = m
+    held = "5-9" if "5-9" in result else "0-4"
+    rows = []
     for measure, target in TARGETS.items():
-        if measure not in result["5-9"]["now"]:
+        if measure not in result[held]["now"]:
             continue
-        rows.append(
-            [
-                measure,
-                result["5-9"]["before (geometric)"][measure],
-                target,
-                result["5-9"]["now"][measure],
-                result["0-4"]["now"][measure] if "0-4" in result else None,
-            ]
-        )
+        tune = result.get("0-4", {})
+        share = "returning any result" in measure  # printed as a percentage
+        cells: list[float | None] = [
+            result[held]["before (geometric)"][measure],
+            result[held]["now"][measure],
+            tune["now"][measure] if tune else None,
+            result[held]["with porter"][measure],
+            tune["with porter"][measure] if tune else None,
+        ]
+        shown = [None if v is None else f"{100 * v:.1f} %" if share else v for v in cells]
+        rows.append([measure, shown[0], target, *shown[1:]])
     table = common.table(
         [
-            "measure (LoCoMo 5–9, default config incl. minScore "
+            f"measure (LoCoMo {held.replace('-', '–')}, default config incl. minScore "
             f"{default.min_score}; fusion {default.fusion})",
-            "before (geometric)",
+            "today (geometric)",
             "target",
-            "now",
-            "now on 0–4 (tuning)",
+            "measured (default)",
+            "default on 0–4 (tuning)",
+            'with store.fts.tokenizer "porter"',
+            "porter on 0–4 (tuning)",
         ],
         rows,
         title="Search quality of the default configuration",
@@ -157,6 +197,7 @@ def main(argv: list[str] | None = None) -> None:
             "model": model,
             "default_fusion": default.fusion,
             "min_score": default.min_score,
+            "conversations": convs,
             "measures": result,
             "table": table,
         },

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from engine.index.store import NewChunk, Store
+from engine.search import explain, scoring
 from engine.search import pipeline as search
 from engine.search.pipeline import rank
 from engine.search.scoring import (
@@ -106,6 +107,33 @@ def test_calibrated_is_the_default_and_scores_on_an_absolute_scale(engine) -> No
     assert hit.text_ref == (CALIBRATED_TEXT_SCALE, idf)
     expected = min(1.0, -hit.bm25_rank / (CALIBRATED_TEXT_SCALE * idf))
     assert hit.text_component == round(expected, 4)
+
+
+def test_a_cosine_calibration_maps_the_vector_side_and_prints_its_arithmetic(
+    engine, monkeypatch
+) -> None:
+    """The fitted calibration is the identity ([0, 1], README "Benchmarks"); any other
+    pair maps V linearly and clamps, and the breakdown line evaluates to V."""
+    opts = engine.default_options().with_(min_score=0.0)
+    plain = {c.chunk_id: c for c in engine.search("kitten medication", opts).candidates}
+    monkeypatch.setattr(scoring, "CALIBRATED_COSINE_ZERO", 0.1)
+    monkeypatch.setattr(scoring, "CALIBRATED_COSINE_ONE", 0.6)
+    out = engine.search("kitten medication", opts)
+    for c in out.candidates:
+        assert c.vector_input == plain[c.chunk_id].vector_input
+        assert c.vector_ref == (0.1, 0.6)
+        expected = min(1.0, max(0.0, (c.vector_input - 0.1) / (0.6 - 0.1)))
+        assert c.vector_component == round(expected, 4)
+        line = explain.side_line(c, "vector")
+        assert line is not None
+        assert line.expression.startswith(f"min(1, max(0, ({explain.fmt(c.vector_input)} − 0.1)")
+        assert explain.fmt(explain.evaluate(line.expression)) == line.result
+        assert line.result == explain.fmt(c.vector_component)
+    # the identity prints no line unless the cosine is negative (then max(0, …))
+    for c in plain.values():
+        assert c.vector_ref == (0.0, 1.0)
+        line = explain.side_line(c, "vector")
+        assert (line is None) == (c.vector_input is not None and c.vector_input >= 0)
 
 
 def test_or_fallback_drops_terms_found_in_half_the_chunks(make_engine, workspace_dir, monkeypatch):
