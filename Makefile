@@ -46,7 +46,7 @@ bench-cranfield:
 bench-offtopic:
 	$(PY) -m tests.bench.offtopic
 
-# the calibrated fusion's κ grid on LoCoMo conversations 0-4 only
+# the calibrated fusion's tuning directions (κ, tokenizer, line aggregation, ...) on LoCoMo 0-4 only
 bench-calibrate:
 	$(PY) -m tests.bench.calibrate
 

@@ -123,8 +123,8 @@ def test_a_changed_tokenizer_rebuilds_the_index_and_stems(
 
 
 def test_porter_bm25_of_chosen_rows_equals_fts5(tmp_path: Path) -> None:
-    """``fts_ranks_of`` (the per-row bm25 of vector candidates) under porter gives
-    FTS5's own ranks: same tokens, same doubles."""
+    """``fts_ranks_of`` (the per-row bm25 of vector candidates) and the postings'
+    ranking under porter give FTS5's own ranks: same tokens, same doubles."""
     store = Store(tmp_path / "index.sqlite", fts_tokenizer="porter")
     texts = [
         "Melanie visited the dentist and visits again next week",
@@ -143,10 +143,14 @@ def test_porter_bm25_of_chosen_rows_equals_fts5(tmp_path: Path) -> None:
         chunks=[NewChunk(i + 1, i + 1, f"h{i}", t, None) for i, t in enumerate(texts)],
     )
     assert store.can_rank_rows()
+    store.maintain_keyword_index()  # memdeck's postings, tokenized as the table is
     for words, operator in ((["visiting", "dentist"], "AND"), (["visits", "painted"], "OR")):
         match = f" {operator} ".join(f'"{w}"' for w in words)
-        expected = dict(store.fts_search(match, 50, ["memory"]))
+        ranked = store.fts_search(match, 50, ["memory"])
+        expected = dict(ranked)
         assert expected  # stemming made these match
         got = store.fts_ranks_of(words, [*expected, 5], require_all=operator == "AND")
         assert got == expected
+        postings = store.keyword_search(words, 50, ["memory"], require_all=operator == "AND")
+        assert postings == ranked
     store.close()
