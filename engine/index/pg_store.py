@@ -813,7 +813,20 @@ class PgStore:
                 " (select 1 from memdeck_files f where f.space = k.space and f.path = k.path)",
                 (space,),
             ).fetchone()[0]
+            # bm25's N and total length, kept in step by every write transaction
+            kept = c.execute(
+                "select chunks, terms from memdeck_space_stats where space = %s", (space,)
+            ).fetchone()
+            real = c.execute(
+                "select count(*), coalesce(sum(ntok), 0) from memdeck_chunks where space = %s",
+                (space,),
+            ).fetchone()
         problems = []
+        if kept is not None and (int(kept[0]), int(kept[1])) != (int(real[0]), int(real[1])):
+            problems.append(
+                f"keyword statistics say {kept[0]} chunks / {kept[1]} terms,"
+                f" the rows {real[0]} / {real[1]}"
+            )
         if bad:
             problems.append(f"{bad} files whose chunk count differs from their rows")
         if orphans:

@@ -46,9 +46,29 @@ EVENT_COLUMNS = (
 SEARCH_COLUMNS = "at, client, query, mode, max_results, min_score, results"
 
 
+#: every object ``_SCHEMA`` creates
+_OBJECTS = (
+    "memdeck_recall_events",
+    "memdeck_recall_events_at",
+    "memdeck_recall_searches",
+    "memdeck_recall_searches_id",
+)
+
+
 def ensure_schema(store: PgStore) -> None:
-    """Create the two tables if this database has none yet (idempotent)."""
+    """Create the two tables if this database has none yet.
+
+    Only when something is missing: ``create index if not exists`` locks its
+    table (SHARE) before it sees that the index exists, and two such locks taken
+    while other processes insert into both tables deadlock with them, so a
+    process starting beside busy ones would lose a search or fail its own.
+    """
     with store.transaction() as c:
+        present = c.execute(
+            "select " + ", ".join(["to_regclass(%s) is not null"] * len(_OBJECTS)), _OBJECTS
+        ).fetchone()
+        if present is not None and all(present):
+            return
         c.execute("select pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
         c.execute(_SCHEMA)
 

@@ -155,6 +155,47 @@ def test_kill_9_mid_reindex_keeps_the_live_generation(tmp_path: Path, pg_dsn: st
         again.close()
 
 
+def test_kill_9_mid_incremental_sync_leaves_every_file_whole(tmp_path: Path, pg_dsn: str) -> None:
+    """Each file is one transaction: a writer killed between files leaves some files
+    new and the rest old, never half a file, and bm25's statistics agree with the rows;
+    the next writer (the advisory lock freed by the server) finishes the job."""
+    ws = tmp_path / "ws"
+    _big_workspace(ws, 60, "a")
+    env = pg_env(tmp_path / "state", pg_dsn)
+    first = engine_for(ws, env, HashEmbedder())
+    first.sync()
+    first.close()
+    for i in range(60):  # every chunk of every file changes: 480 chunks to embed again
+        path = ws / "memory" / "topics" / f"t{i:03d}.md"
+        path.write_text(path.read_text().replace("words", f"wallaby{i}"))
+    proc = spawn_python("-c", REINDEX, str(ws), json.dumps(env), "0.1")
+    assert proc.stdout is not None
+    embedded = 0
+    for line in proc.stdout:  # kill in the second flush: the first one's files are written
+        embedded = json.loads(line).get("embedded", 0)
+        if embedded >= 160:
+            break
+    assert embedded >= 160, "the sync ended before it could be killed"
+    kill_9(proc)
+
+    reader = engine_for(ws, env, None)
+    try:
+        assert reader.db_integrity() == "ok"  # chunk counts, orphans, bm25 statistics
+        found = {h.path for i in range(60) for h in reader.search(f"wallaby{i}").results}
+        assert 0 < len(found) < 60, "the kill should land mid-sync"
+        assert len(reader.store.files()) == 61  # new or old, every file is there
+    finally:
+        reader.close()
+    again = engine_for(ws, env, HashEmbedder())
+    try:
+        done = again.sync()
+        assert not done.full and 0 < done.files_indexed < 60  # only what was left
+        assert again.db_integrity() == "ok" and not again.status().dirty
+        assert all(again.search(f"wallaby{i}").results for i in range(60))
+    finally:
+        again.close()
+
+
 def test_two_writer_processes_on_two_namespaces(tmp_path: Path, pg_dsn: str) -> None:
     procs = []
     for tag in ("a", "b"):

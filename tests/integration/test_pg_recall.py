@@ -17,7 +17,7 @@ from engine.index.pg_store import PgStore
 from engine.memory import recall
 from engine.memory.dreaming.service import Dreamer
 from engine.memory.recall import RecallEvent, count_events, load_events, load_searches, query_key
-from engine.tools import memory_search, search_memory
+from engine.tools import SearchAnswer, memory_search, search_memory
 from tests.engine_fixtures import write
 from tests.pg_fixtures import engine_for, pg_env
 
@@ -123,11 +123,16 @@ def test_a_poller_sees_every_search_of_concurrent_writers(tmp_path: Path, pg_dsn
     per_writer = 25
     try:
         writers[0].sync()
+        failures = recall.failures()
         done = threading.Event()
+
+        answers: list[object] = []
 
         def write_searches(i: int) -> None:
             for j in range(per_writer):
-                search_memory(writers[i], f"deploy {i}-{j}", min_score=0.0, client=f"w{i}")
+                answers.append(
+                    search_memory(writers[i], f"deploy {i}-{j}", min_score=0.0, client=f"w{i}")
+                )
 
         threads = [threading.Thread(target=write_searches, args=(i,)) for i in range(3)]
         for t in threads:
@@ -146,9 +151,47 @@ def test_a_poller_sees_every_search_of_concurrent_writers(tmp_path: Path, pg_dsn
         for t in threads:
             t.join()
         every = {s.id: s.query for s in load_searches(reader, limit=1000)}  # type: ignore[arg-type]
+        failed = [a for a in answers if not isinstance(a, SearchAnswer)]
+        assert failed == [] and recall.failures() == failures
         assert len(every) == 3 * per_writer
         assert seen == every, f"the poller missed {sorted(set(every) - set(seen))}"
     finally:
         for w in writers:
             w.close()
         reader.close()
+
+
+def test_a_new_process_does_not_lock_the_tables_others_record_into(pg_dsn: str) -> None:
+    """A store opened while another process is mid-insert must not take table locks
+    for its schema check: ``create index if not exists`` would wait for that insert
+    while holding the other table, and the insert's next row would deadlock."""
+    first = PgStore(pg_dsn, "busy")
+    recall.ensure_schema(first)  # type: ignore[arg-type]
+    busy = psycopg.connect(pg_dsn)
+    late = PgStore(pg_dsn, "late")
+    try:
+        busy.execute(  # an insert transaction left open, as a recording process's is
+            "insert into memdeck_recall_searches(namespace, at, client, query, mode,"
+            " max_results, min_score, results) values ('busy', 1, 'x', 'q', 'fts', 6, 0, '[]')"
+        )
+        checked = threading.Event()
+
+        def check() -> None:
+            recall.ensure_schema(late)  # type: ignore[arg-type]
+            checked.set()
+
+        thread = threading.Thread(target=check, daemon=True)
+        thread.start()
+        thread.join(timeout=30)
+        assert checked.is_set(), "the schema check waited for another process's insert"
+        busy.execute(  # the open transaction goes on into the second table
+            "insert into memdeck_recall_events(namespace, at, query, query_key, path, source,"
+            " start_line, end_line, chunk_hash, score) values"
+            " ('busy', 1, 'q', 'q', 'MEMORY.md', 'memory', 1, 2, 'h', 0.5)"
+        )
+        busy.commit()
+        assert count_events(first) == 1  # type: ignore[arg-type]
+    finally:
+        busy.close()
+        first.close()
+        late.close()
