@@ -65,6 +65,7 @@ __all__ = [
     "OpenClawCandidate",
     "OpenClawIndex",
     "OpenClawOutcome",
+    "keyword_only_outcome",
     "mmr_rerank",
     "search_openclaw",
 ]
@@ -749,6 +750,20 @@ def search_openclaw(
     hits = keyword_candidates(index, cleaned)
     if vector_scores is not None:
         return _hybrid(index, cleaned, hits, vector_scores, now, max_results, min_score, terms)
+    return keyword_only_outcome(index, cleaned, hits, now, max_results, min_score, terms)
+
+
+def keyword_only_outcome(
+    index: OpenClawIndex,
+    query: str,
+    hits: list[Hit],
+    now: float,
+    max_results: int,
+    min_score: float,
+    terms: tuple[str, ...] = (),
+) -> OpenClawOutcome:
+    """FTS-only: decay and importance on the keyword hits, OpenClaw's order, then
+    minScore — and when nothing passes it, the floor drops to 0."""
     cands = []
     for position, hit in enumerate(hits, 1):
         cand = _candidate(index, hit, position)
@@ -779,7 +794,7 @@ def search_openclaw(
     dropped = [c for c in cands if id(c) not in keep]
     for cand in dropped:
         cand.dropped = "below minScore" if cand.score < min_score else "beyond maxResults"
-    return OpenClawOutcome(cleaned, "fts", chosen, dropped, terms, floor, max_results, min_score)
+    return OpenClawOutcome(query, "fts", chosen, dropped, terms, floor, max_results, min_score)
 
 
 def _hybrid(

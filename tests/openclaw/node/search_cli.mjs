@@ -2,7 +2,8 @@
 // CLI's own command function (runMemorySearch), called once per query, so the
 // suite does not pay OpenClaw's start-up for each of them. The environment
 // (OPENCLAW_HOME, OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH) is the caller's.
-// argv[2]: JSON {queries: [query or {query, agent}], maxResults?, minScore?, nowMs?}; argv[3]: where
+// argv[2]: JSON {queries: [query or {query, agent, maxResults?, minScore?, nowMs?}], maxResults?,
+// minScore?, nowMs?} (a query's own options win); argv[3]: where
 // to write the JSON array of the --json documents, one per query. The index must exist (run
 // `openclaw memory index` first); nowMs pins the clock (Date.now) so temporal
 // decay is computed at the same instant as memdeck's.
@@ -25,7 +26,11 @@ const { runMemorySearch } = await import(named("cli.runtime-"));
 const write = process.stdout.write.bind(process.stdout);
 const documents = [];
 for (const item of request.queries) {
-  const { query, agent } = typeof item === "string" ? { query: item } : item;
+  const { query, agent, ...own } = typeof item === "string" ? { query: item } : item;
+  const nowMs = own.nowMs ?? request.nowMs;
+  if (nowMs) {
+    Date.now = () => nowMs;
+  }
   let captured = "";
   process.stdout.write = (chunk, ...rest) => {
     captured += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
@@ -37,8 +42,8 @@ for (const item of request.queries) {
     await runMemorySearch(query, {
       json: true,
       agent,
-      maxResults: request.maxResults,
-      minScore: request.minScore,
+      maxResults: own.maxResults ?? request.maxResults,
+      minScore: own.minScore ?? request.minScore,
     });
   } finally {
     process.stdout.write = write;
