@@ -70,16 +70,19 @@ def cold_index(ws: Path, state: Path, provider: EmbeddingProvider | None) -> dic
         shutil.rmtree(state)
     engine = common.open_engine(ws, state, provider)
     spent: list[float] = []
-    maintain = engine.store.maintain_keyword_index
+    maintain = Store.maintain_keyword_index
 
-    def timed_maintain() -> None:
+    def timed_maintain(store: Store) -> None:
         t0 = time.perf_counter()
-        maintain()
+        maintain(store)
         spent.append(time.perf_counter() - t0)
 
-    engine.store.maintain_keyword_index = timed_maintain  # type: ignore[method-assign]
-    with common.Stopwatch() as sw:
-        done = engine.sync(reason="bench")
+    Store.maintain_keyword_index = timed_maintain  # type: ignore[method-assign]
+    try:
+        with common.Stopwatch() as sw:
+            done = engine.sync(reason="bench")
+    finally:
+        Store.maintain_keyword_index = maintain  # type: ignore[method-assign]
     counts = engine.store.counts()
     postings_mb = engine.store.db.scalar(
         "select coalesce(sum(length(term) + length(docs) + length(tfs)), 0) from kw_postings"
@@ -289,40 +292,53 @@ def query_embedder() -> tuple[EmbeddingProvider, str]:
         return synthetic.HashEmbedder(), "HashEmbedder (no local model available)"
 
 
-def child_size(n: int, seed: int, n_queries: int) -> dict[str, Any]:
+#: parts of a size's run that ``--skip`` can leave out (to split a 100k run in calls
+#: that each fit a benchmark slot)
+PARTS = ("fts-index", "hash-index", "latency", "edit", "old-layout")
+
+
+def child_size(
+    n: int, seed: int, n_queries: int, skip: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     root = common.CACHE_DIR / "synthetic" / f"{n}-{seed}"
     ws = root / "ws"
     queries = synthetic.queries(n_queries, seed)
-    result: dict[str, Any] = {"chunks": n}
-    common.log(f"{n}: cold index FTS-only")
-    result["index_fts"] = cold_index(ws, root / "state-fts", None)
-    common.log(f"{n}: cold index FTS + HashEmbedder vectors")
-    result["index_hash"] = cold_index(ws, root / "state-hash", synthetic.HashEmbedder())
+    result: dict[str, Any] = {"chunks": n, "skipped": sorted(skip)}
+    if "fts-index" not in skip:
+        common.log(f"{n}: cold index FTS-only")
+        result["index_fts"] = cold_index(ws, root / "state-fts", None)
+    if "hash-index" not in skip or not (root / "state-hash").exists():
+        common.log(f"{n}: cold index FTS + HashEmbedder vectors")
+        result["index_hash"] = cold_index(ws, root / "state-hash", synthetic.HashEmbedder())
     result["rss_after_index_mb"] = round(vm_hwm_mb(), 1)
-    qprov, qname = query_embedder()
-    qprov.embed_query("warm up the model")
-    result["query_embedder"] = qname
-    result["stored_vectors"] = "HashEmbedder (feature hashing, 384 dims)"
     engine = common.open_engine(ws, root / "state-hash", synthetic.HashEmbedder())
-    common.log(f"{n}: query latency")
-    result["latency"] = latency_suite(engine, qprov, queries)
-    common.log(f"{n}: edit-to-searchable")
-    result["edit_hash_vectors"] = edit_to_searchable(engine, ws, listing=False)
-    result["edit_hash_vectors_listing"] = edit_to_searchable(engine, ws)
+    if "latency" not in skip:
+        qprov, qname = query_embedder()
+        qprov.embed_query("warm up the model")
+        result["query_embedder"] = qname
+        result["stored_vectors"] = "HashEmbedder (feature hashing, 384 dims)"
+        common.log(f"{n}: query latency")
+        result["latency"] = latency_suite(engine, qprov, queries)
+        qprov.close()
+        if n == min(SIZES):
+            result["query_embed"] = query_embed_latency(queries)
+    if "edit" not in skip:
+        common.log(f"{n}: edit-to-searchable")
+        result["edit_hash_vectors"] = edit_to_searchable(engine, ws, listing=False)
+        result["edit_hash_vectors_listing"] = edit_to_searchable(engine, ws)
     engine.close()
-    fts_engine = common.open_engine(ws, root / "state-fts", None)
-    result["edit_fts_only"] = edit_to_searchable(fts_engine, ws, listing=False)
-    result["edit_fts_only_listing"] = edit_to_searchable(fts_engine, ws)
-    fts_engine.close()
-    common.log(f"{n}: the old on-disk layout, for its size")
-    result["old_layout_mb"] = {
-        "fts": old_layout_mb(root / "state-fts"),
-        "hash": old_layout_mb(root / "state-hash"),
-    }
+    if "edit" not in skip and (root / "state-fts").exists():
+        fts_engine = common.open_engine(ws, root / "state-fts", None)
+        result["edit_fts_only"] = edit_to_searchable(fts_engine, ws, listing=False)
+        result["edit_fts_only_listing"] = edit_to_searchable(fts_engine, ws)
+        fts_engine.close()
+    if "old-layout" not in skip:
+        common.log(f"{n}: the old on-disk layout, for its size")
+        result["old_layout_mb"] = {
+            "fts": old_layout_mb(root / "state-fts"),
+            "hash": old_layout_mb(root / "state-hash"),
+        }
     result["peak_rss_mb"] = round(vm_hwm_mb(), 1)
-    qprov.close()
-    if n == min(SIZES):
-        result["query_embed"] = query_embed_latency(queries)
     return result
 
 
@@ -389,7 +405,9 @@ def child_model(n: int, seed: int, n_queries: int) -> dict[str, Any]:
 
 
 # -- orchestration (parent) ---------------------------------------------------------
-def spawn(kind: str, n: int, seed: int, n_queries: int) -> dict[str, Any] | None:
+def spawn(
+    kind: str, n: int, seed: int, n_queries: int, skip: frozenset[str] = frozenset()
+) -> dict[str, Any] | None:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
         out = Path(tmp.name)
     cmd = [
@@ -405,6 +423,8 @@ def spawn(kind: str, n: int, seed: int, n_queries: int) -> dict[str, Any] | None
         "--out",
         str(out),
     ]
+    if skip:
+        cmd += ["--skip", ",".join(sorted(skip))]
     proc = subprocess.run(cmd, cwd=common.REPO_ROOT)
     try:
         if proc.returncode != 0 or out.stat().st_size == 0:
@@ -601,16 +621,28 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--queries", type=int, default=100, help="timed queries per cell")
     ap.add_argument("--no-model", action="store_true", help="skip the MiniLM indexing run")
     ap.add_argument("--model-size", type=int, default=1_000)
+    ap.add_argument(
+        "--skip",
+        default="",
+        help=f"parts of each size's run to leave out, comma-separated: {', '.join(PARTS)}"
+        " (a partial run writes its JSON without the tables)",
+    )
     ap.add_argument("--child-size", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--child-model", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child_size or args.child_model:
-        fn = child_size if args.child_size else child_model
-        data = fn(args.child_size or args.child_model, args.seed, args.queries)
+        skip = frozenset(p for p in args.skip.split(",") if p)
+        if args.child_size:
+            data = child_size(args.child_size, args.seed, args.queries, skip)
+        else:
+            data = child_model(args.child_model, args.seed, args.queries)
         args.out.write_text(json.dumps(data))
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    skip = frozenset(p for p in args.skip.split(",") if p)
+    if skip - set(PARTS):
+        ap.error(f"--skip: unknown part(s) {', '.join(sorted(skip - set(PARTS)))}")
     results: dict[int, dict[str, Any]] = {}
     loads = [os.getloadavg()]
     for n in sizes:
@@ -622,7 +654,7 @@ def main(argv: list[str] | None = None) -> None:
         common.log(
             f"{n}: {manifest['files']} files, {manifest['bytes'] / 1e6:.1f} MB ({sw.seconds:.1f} s)"
         )
-        r = spawn("size", n, args.seed, args.queries)
+        r = spawn("size", n, args.seed, args.queries, skip)
         if r is not None:
             r["files"] = manifest["files"]
             r["text_mb"] = round(int(manifest["bytes"]) / 2**20, 1)
@@ -637,9 +669,9 @@ def main(argv: list[str] | None = None) -> None:
         )
         model = spawn("model", args.model_size, args.seed, args.queries)
         loads.append(os.getloadavg())
-    text = tables(results, model)
+    text = tables(results, model) if not skip else {}
     common.write_results(
-        "scale",
+        "scale" if not skip else f"scale_{'_'.join(map(str, sizes))}_partial",
         {
             "seed": args.seed,
             "queries_per_cell": args.queries,
