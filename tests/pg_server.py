@@ -89,7 +89,11 @@ def start_server(root: Path | None = None) -> PgServer:
         log.touch()
         entry = pwd.getpwnam(run_as)
         os.chown(log, entry.pw_uid, entry.pw_gid)
-    options = f"-p {port} -k {data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+    # one server serves a whole test session: many short-lived pools and processes
+    options = (
+        f"-p {port} -k {data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        " -c max_connections=300"
+    )
     started = server._run(
         "pg_ctl", "-D", str(data_dir), "-l", str(log), "-o", options, "-w", "-t", "60", "start",
         timeout=90,

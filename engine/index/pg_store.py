@@ -80,6 +80,24 @@ create table if not exists memdeck_space_stats (
 );
 """
 
+#: every relation ``_SCHEMA`` creates (a store opened on a ready database skips it)
+_SCHEMA_OBJECTS = tuple(re.findall(r"create (?:table|index) if not exists (\w+)", _SCHEMA))
+
+
+def _schema_present(c: Any) -> bool:
+    """True when the extension and every relation exist: then ``_SCHEMA`` is not run.
+
+    ``create index if not exists`` takes a SHARE lock on its table before it sees
+    the index exists, so running it on every open (each ``memdeck search``) would
+    queue behind writers' transactions and stall the writers queued behind it."""
+    row = c.execute(
+        "select exists (select 1 from pg_extension where extname = 'vector'), "
+        + ", ".join(["to_regclass(%s) is not null"] * len(_SCHEMA_OBJECTS)),
+        _SCHEMA_OBJECTS,
+    ).fetchone()
+    return row is not None and all(row)
+
+
 #: every table whose rows belong to one space (dropped together)
 _SPACE_TABLES = ("memdeck_chunks", "memdeck_files", "memdeck_meta", "memdeck_space_stats")
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.:@/-]{1,200}$")
@@ -179,13 +197,14 @@ class PgStore:
         self._psycopg = psycopg
         try:
             with psycopg.connect(dsn, connect_timeout=int(connect_timeout), autocommit=True) as c:
-                with contextlib.suppress(psycopg.errors.UniqueViolation):
-                    # concurrent first starts race on the extension's catalog row
-                    c.execute("select pg_advisory_lock(7210001)")
-                    try:
-                        c.execute(_SCHEMA)
-                    finally:
-                        c.execute("select pg_advisory_unlock(7210001)")
+                if not _schema_present(c):
+                    with contextlib.suppress(psycopg.errors.UniqueViolation):
+                        # concurrent first starts race on the extension's catalog row
+                        c.execute("select pg_advisory_lock(7210001)")
+                        try:
+                            c.execute(_SCHEMA)
+                        finally:
+                            c.execute("select pg_advisory_unlock(7210001)")
                 version = str(_one(c.execute("show server_version").fetchone()))
                 vext = c.execute("select extversion from pg_extension where extname='vector'")
                 vec_version = str(_one(vext.fetchone()))

@@ -105,6 +105,7 @@ _ready: weakref.WeakSet[Store] = weakref.WeakSet()
 _ready_lock = threading.Lock()
 _searches_recorded = 0
 _failures = 0
+_last_failure: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,14 +357,21 @@ def record_results(
             if _searches_recorded % PRUNE_EVERY == 0:
                 prune(store)
         return written
-    except (DatabaseError, OSError):
+    except (DatabaseError, OSError) as exc:
+        global _last_failure
         _failures += 1
+        _last_failure = f"{type(exc).__name__}: {exc}"  # store errors mask the DSN already
         return 0
 
 
 def failures() -> int:
     """How many searches could not be recorded in this process (for status/debugging)."""
     return _failures
+
+
+def last_failure() -> str | None:
+    """Why the latest search could not be recorded (None if none failed)."""
+    return _last_failure
 
 
 def prune(store: Store, *, now: float | None = None) -> int:

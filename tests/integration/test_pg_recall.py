@@ -152,7 +152,7 @@ def test_a_poller_sees_every_search_of_concurrent_writers(tmp_path: Path, pg_dsn
             t.join()
         every = {s.id: s.query for s in load_searches(reader, limit=1000)}  # type: ignore[arg-type]
         failed = [a for a in answers if not isinstance(a, SearchAnswer)]
-        assert failed == [] and recall.failures() == failures
+        assert failed == [] and recall.failures() == failures, recall.last_failure()
         assert len(every) == 3 * per_writer
         assert seen == every, f"the poller missed {sorted(set(every) - set(seen))}"
     finally:

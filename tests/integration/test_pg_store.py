@@ -227,3 +227,27 @@ def test_pg_store_has_every_operation_of_the_sqlite_store() -> None:
     outside ``store.py``)."""
     public = {n for n in dir(Store) if not n.startswith("_")}
     assert public - {n for n in dir(PgStore) if not n.startswith("_")} <= {"vector_matrix"}
+
+
+def test_opening_a_store_does_not_wait_for_writers(pg_dsn: str) -> None:
+    """Every ``memdeck search`` opens a store; on a ready database that must take no
+    table lock (``create index if not exists`` would queue behind a writer's
+    transaction and stall the writers queued behind it)."""
+    import threading
+
+    PgStore(pg_dsn, "first").close()  # creates the schema
+    writer = psycopg.connect(pg_dsn)
+    try:
+        writer.execute("lock table memdeck_chunks in row exclusive mode")  # as an insert does
+        writer.execute("lock table memdeck_embedding_cache in row exclusive mode")
+        opened: list[PgStore] = []
+        thread = threading.Thread(target=lambda: opened.append(PgStore(pg_dsn, "second")))
+        thread.daemon = True
+        thread.start()
+        thread.join(timeout=30)
+        assert opened, "opening the store waited for a writer's transaction"
+        assert opened[0].counts()["files"] == 0
+        opened[0].close()
+    finally:
+        writer.rollback()
+        writer.close()
