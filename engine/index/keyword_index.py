@@ -396,62 +396,67 @@ class KeywordIndex:
 
     def rebuild(self) -> int:
         """Every term's postings and every row's length from ``chunks`` (after a cold
-        index or a large sync; caller holds the writer lock). Returns the terms."""
+        index or a large sync; caller holds the writer lock). Returns the terms.
+
+        The reading and tokenising (most of the time) runs outside any transaction,
+        the tables marked stale so searches use FTS5 meanwhile; only the writing of
+        the finished lists holds the database's write lock."""
+        self.mark_stale()
+        vocab: dict[str, int] = {}
+        segments: list[list[tuple[bytes, bytes]]] = []
+        all_ids: list[np.ndarray] = []
+        all_dls: list[np.ndarray] = []
+        last = -(2**63)
+        while True:
+            rows = self.db.execute(
+                f"select id, text from chunks where id > ? order by id limit {REBUILD_PAGE}",
+                (last,),
+            )
+            if not rows:
+                break
+            last = rows[-1][0]
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            per_row: list[np.ndarray] = []
+            for _, text in rows:  # token strings live for one row only
+                toks = self.tokenize(text, False)
+                for new in set(toks).difference(vocab):
+                    vocab[new] = len(vocab)
+                per_row.append(np.fromiter(map(vocab.__getitem__, toks), np.int64, len(toks)))
+            dls = np.array([len(t) for t in per_row], dtype=np.int64)
+            all_ids.append(ids)
+            all_dls.append(dls)
+            if not dls.sum():
+                continue
+            term_ids = np.concatenate(per_row)
+            local = np.repeat(np.arange(len(rows), dtype=np.int64), dls)
+            key = (term_ids << _LOCAL_BITS) | local
+            uniq, counts = np.unique(key, return_counts=True)
+            t_of = uniq >> _LOCAL_BITS
+            d_of = ids[uniq & ((1 << _LOCAL_BITS) - 1)]
+            cuts = np.flatnonzero(np.diff(t_of)) + 1
+            starts = np.concatenate([[0], cuts])
+            ends = np.concatenate([cuts, [len(uniq)]])
+            while len(segments) < len(vocab):
+                segments.append([])
+            for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+                segments[int(t_of[s])].append(
+                    (
+                        zlib.compress(d_of[s:e].tobytes(), 1),
+                        zlib.compress(counts[s:e].astype(np.int64).tobytes(), 1),
+                    )
+                )
+        out = []
+        for term, j in vocab.items():
+            parts = segments[j] if j < len(segments) else []
+            if not parts:
+                continue
+            docs = np.concatenate([_inflate(d) for d, _ in parts])
+            tfs = np.concatenate([_inflate(f) for _, f in parts])
+            out.append((term, *encode(docs, tfs)))
         with self.db.transaction():
             self.db.execute("delete from kw_postings")
             self.db.execute("delete from kw_pending")
             self.db.execute("delete from kw_lengths")
-            vocab: dict[str, int] = {}
-            segments: list[list[tuple[bytes, bytes]]] = []
-            all_ids: list[np.ndarray] = []
-            all_dls: list[np.ndarray] = []
-            last = -(2**63)
-            while True:
-                rows = self.db.execute(
-                    f"select id, text from chunks where id > ? order by id limit {REBUILD_PAGE}",
-                    (last,),
-                )
-                if not rows:
-                    break
-                last = rows[-1][0]
-                ids = np.array([r[0] for r in rows], dtype=np.int64)
-                per_row: list[np.ndarray] = []
-                for _, text in rows:  # token strings live for one row only
-                    toks = self.tokenize(text, False)
-                    for new in set(toks).difference(vocab):
-                        vocab[new] = len(vocab)
-                    per_row.append(np.fromiter(map(vocab.__getitem__, toks), np.int64, len(toks)))
-                dls = np.array([len(t) for t in per_row], dtype=np.int64)
-                all_ids.append(ids)
-                all_dls.append(dls)
-                if not dls.sum():
-                    continue
-                term_ids = np.concatenate(per_row)
-                local = np.repeat(np.arange(len(rows), dtype=np.int64), dls)
-                key = (term_ids << _LOCAL_BITS) | local
-                uniq, counts = np.unique(key, return_counts=True)
-                t_of = uniq >> _LOCAL_BITS
-                d_of = ids[uniq & ((1 << _LOCAL_BITS) - 1)]
-                cuts = np.flatnonzero(np.diff(t_of)) + 1
-                starts = np.concatenate([[0], cuts])
-                ends = np.concatenate([cuts, [len(uniq)]])
-                while len(segments) < len(vocab):
-                    segments.append([])
-                for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-                    segments[int(t_of[s])].append(
-                        (
-                            zlib.compress(d_of[s:e].tobytes(), 1),
-                            zlib.compress(counts[s:e].astype(np.int64).tobytes(), 1),
-                        )
-                    )
-            out = []
-            for term, j in vocab.items():
-                parts = segments[j] if j < len(segments) else []
-                if not parts:
-                    continue
-                docs = np.concatenate([_inflate(d) for d, _ in parts])
-                tfs = np.concatenate([_inflate(f) for _, f in parts])
-                out.append((term, *encode(docs, tfs)))
             self.db.executemany("insert into kw_postings(term, docs, tfs) values (?, ?, ?)", out)
             if all_ids:
                 self._write_all_lengths(np.concatenate(all_ids), np.concatenate(all_dls))
