@@ -5,7 +5,7 @@ BIN ?= .venv/bin
 
 .PHONY: check test lint imports typecheck snapshots
 .PHONY: bench bench-quality bench-locomo bench-cranfield bench-offtopic bench-calibrate
-.PHONY: bench-scale bench-scale-quick bench-sync
+.PHONY: bench-scale bench-scale-quick bench-sync bench-mcp bench-mcp-http
 
 check:
 	bash scripts/test.sh
@@ -30,7 +30,7 @@ snapshots:
 # Benchmarks (see README "Benchmarks"). Data: ../shared/bench (or $MEMDECK_BENCH_DATA);
 # a benchmark whose data or model is absent prints SKIP and exits 0.
 
-bench: bench-quality bench-locomo bench-cranfield bench-offtopic bench-scale bench-sync
+bench: bench-quality bench-locomo bench-cranfield bench-offtopic bench-scale bench-sync bench-mcp bench-mcp-http
 
 # the default ranking against its targets: one table (LoCoMo, off-topic, Cranfield)
 bench-quality:
@@ -60,3 +60,12 @@ bench-scale-quick:
 # edit-to-searchable through the watcher (SyncService, 1.5 s debounce), 10k chunks
 bench-sync:
 	$(PY) -m tests.bench.bench_sync_latency
+
+# memory_search per call: stdio MCP (SDK client) vs a `memdeck search` process, 10k chunks
+bench-mcp:
+	$(PY) -m tests.bench.mcp_latency
+
+# memdeck mcp --http: 100 concurrent SDK clients x 20 memory_search calls; exits 1 on any
+# error, "database is locked" or unrecorded call
+bench-mcp-http:
+	$(PY) -m tests.bench.mcp_http_load

@@ -132,3 +132,29 @@ def write_memdeck_settings(state_dir: Path, mcp: Mapping[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"mcp": dict(mcp)}), encoding="utf-8")
     return path
+
+
+TRANSPORTS = ("stdio", "http")
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    transport: str, *args: str, env: Mapping[str, str], name: str = "pytest-agent"
+) -> AsyncIterator[Client]:
+    """A connected SDK client to a fresh ``memdeck mcp ARGS`` over ``transport``:
+    ``"stdio"`` (the client starts the server) or ``"http"`` (``--http 127.0.0.1:0``
+    in the background, stopped when the block ends)."""
+    import anyio
+
+    if transport == "stdio":
+        async with stdio_client(*args, env=env, name=name) as client:
+            yield client
+        return
+    server = await anyio.to_thread.run_sync(lambda: HttpServer(*args, env=env))
+    try:
+        async with server.client(name) as client:
+            yield client
+    finally:
+        await anyio.to_thread.run_sync(server.stop)
+    log = "".join(server.stderr_lines)
+    assert "Traceback" not in log and "database is locked" not in log, log

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +29,14 @@ if TYPE_CHECKING:
 
 #: texts handed to llama.cpp per call; progress is reported between calls
 DOC_BATCH = 16
+#: Threads for one query. A query is a dozen tokens: a second thread saves ~2 ms on
+#: an idle 2-core machine, but llama.cpp's threads spin-wait for each other, so when
+#: the cores are busy (the search's own SQLite work runs beside the embedding, other
+#: processes) a 2-thread query took 200 ms at p50 and 2.8 s at p95 where one thread
+#: took 23 ms (tests/bench/mcp_latency.py, README "MCP: memory_search per call").
+QUERY_THREADS = 1
+#: Recent query vectors kept per provider (an agent often asks the same thing again).
+QUERY_CACHE = 256
 
 
 def _default_threads() -> int:
@@ -62,6 +71,8 @@ class LocalProvider:
         self._dims: int | None = None
         self._fingerprint: dict[str, object] | None = None
         self._lock = threading.Lock()
+        self._threads_now: int | None = None  # what the context is set to
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         if uri is None and not self.path.is_file():
             raise ProviderError(
                 f"local embedding model not found: {self.path} "
@@ -163,9 +174,13 @@ class LocalProvider:
             ids = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
         return list(ids[: self.n_ctx])
 
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _embed(self, texts: Sequence[str], *, threads: int | None = None) -> np.ndarray:
+        want = min(self.n_threads, threads or self.n_threads)
         with self._lock:
             llm = self._ensure_loaded()
+            if want != self._threads_now:
+                llm._ctx.set_n_threads(want, want)
+                self._threads_now = want
             try:
                 rows = llm.embed(list(texts), normalize=False, truncate=True)
             except (ValueError, RuntimeError) as exc:
@@ -173,7 +188,19 @@ class LocalProvider:
         return normalize_rows(np.asarray(rows, dtype=np.float32).reshape(len(texts), -1))
 
     def embed_query(self, text: str) -> np.ndarray:
-        row: np.ndarray = self._embed([text])[0]
+        """One query's vector: on :data:`QUERY_THREADS` threads, from the cache when the
+        same text was embedded lately (the array is read-only: it is shared)."""
+        with self._lock:
+            hit = self._queries.get(text)
+            if hit is not None:
+                self._queries.move_to_end(text)
+                return hit
+        row: np.ndarray = self._embed([text], threads=QUERY_THREADS)[0]
+        row.flags.writeable = False
+        with self._lock:
+            self._queries[text] = row
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
         return row
 
     def embed_documents(
@@ -192,6 +219,8 @@ class LocalProvider:
     def close(self) -> None:
         with self._lock:
             llm, self._llm = self._llm, None
+            self._threads_now = None
+            self._queries.clear()
         if llm is not None:
             with contextlib.suppress(Exception):
                 llm.close()

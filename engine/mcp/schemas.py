@@ -160,7 +160,7 @@ class BadArguments(ValueError):
 def validate(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
     """The arguments as a dict, or ``BadArguments`` naming the first problem and the fix."""
     args = dict(arguments or {})
-    validator = jsonschema.Draft202012Validator(spec.input_schema)
+    validator = _validator(spec.name, spec)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     if not errors:
         return args
@@ -179,6 +179,17 @@ def validate(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, A
         + (f"; expected {expected}" if expected else "")
         + (f". {hint}" if hint else "")
     )
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _validator(name: str, spec: ToolSpec) -> Any:
+    """One compiled validator per tool, built on its first call (specs are constants)."""
+    found = _VALIDATORS.get(name)
+    if found is None or found.schema is not spec.input_schema:
+        found = _VALIDATORS[name] = jsonschema.Draft202012Validator(spec.input_schema)
+    return found
 
 
 def _expected(prop: Mapping[str, Any]) -> str:

@@ -8,9 +8,8 @@ with the local MiniLM (llama.cpp) embedding every query:
   over pipes, validation, search, recall logging, the answer's JSON included).
 * **CLI**: ``memdeck search QUERY --json`` as a fresh process per call, in the
   same run and on the same index (process start, imports, model load, search).
-* **HTTP**: ``memdeck mcp --http 127.0.0.1:0``; 100 concurrent SDK clients, each
-  with its own session, make 20 calls each: errors (tool errors, exceptions,
-  "database is locked" on the server's stderr) must be zero.
+
+(The HTTP transport under 100 concurrent clients is ``tests.bench.mcp_http_load``.)
 
 The stored vectors are ``HashEmbedder`` vectors filed under MiniLM's
 fingerprint: embedding 10,000 chunks with MiniLM takes ~40 minutes on this
@@ -19,8 +18,8 @@ not depend on what the stored numbers are (the same 384 floats per chunk,
 the same sqlite-vec scan). Every *query* is embedded by the real MiniLM, in
 the server process and in each CLI process alike.
 
-Run: ``.venv/bin/python -m tests.bench.mcp_latency`` (``--calls``, ``--cli-calls``,
-``--clients``, ``--per-client`` to change the sizes). Results go to
+Run: ``make bench-mcp`` (``.venv/bin/python -m tests.bench.mcp_latency``; ``--calls``
+and ``--cli-calls`` change the sizes). Results go to
 ``tests/bench/results/mcp_latency.json`` with the machine's load.
 """
 
@@ -195,84 +194,10 @@ def cli_run(ws: Path, env: dict[str, str], queries: list[str]) -> dict[str, Any]
     return {"per_call_ms": percentiles(times), "modes": sorted(modes)}
 
 
-async def http_run(
-    ws: Path, env: dict[str, str], queries: list[str], clients: int, per_client: int
-) -> dict[str, Any]:
-    import httpx2
-    import mcp_types as types
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    proc = subprocess.Popen(
-        server_cmd(ws, "--http", "127.0.0.1:0"),
-        env=env,
-        cwd=common.REPO_ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    url = None
-    stderr_lines: list[str] = []
-    for line in proc.stderr:
-        stderr_lines.append(line)
-        if "listening on " in line:
-            url = line.split("listening on ", 1)[1].strip()
-            break
-    if url is None:
-        raise SystemExit("memdeck mcp --http did not start:\n" + "".join(stderr_lines))
-    times: list[float] = []
-    failures: list[str] = []
-    async with Client(
-        streamable_http_client(url),
-        client_info=types.Implementation(name="bench-wait", version="1"),
-    ) as c:
-        await wait_idle(c)
-
-    async def one_client(i: int) -> None:
-        http = httpx2.AsyncClient(timeout=300)
-        transport = streamable_http_client(url, http_client=http)
-        info = types.Implementation(name=f"bench-http-{i}", version="1")
-        try:
-            async with Client(transport, client_info=info) as client:
-                for j in range(per_client):
-                    q = queries[(i * per_client + j) % len(queries)]
-                    t0 = time.perf_counter()
-                    result = await client.call_tool("memory_search", {"query": q})
-                    times.append((time.perf_counter() - t0) * 1000)
-                    if result.is_error:
-                        failures.append(str(result.content[0]))
-        except Exception as exc:
-            failures.append(f"client {i}: {type(exc).__name__}: {exc}")
-
-    started = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for i in range(clients):
-            tg.start_soon(one_client, i)
-    wall = time.perf_counter() - started
-    proc.terminate()
-    rest = proc.communicate(timeout=60)[1]
-    log = "".join(stderr_lines) + (rest or "")
-    return {
-        "clients": clients,
-        "calls_per_client": per_client,
-        "calls_ok": len(times) - len(failures),
-        "errors": len(failures),
-        "first_errors": failures[:5],
-        "database_locked": log.lower().count("database is locked"),
-        "wall_s": round(wall, 2),
-        "calls_per_s": round(len(times) / wall, 1),
-        "per_call_ms": percentiles(times) if times else None,
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--calls", type=int, default=200, help="stdio calls (after 5 warm-up)")
     ap.add_argument("--cli-calls", type=int, default=10, help="`memdeck search` processes")
-    ap.add_argument("--clients", type=int, default=100, help="concurrent HTTP clients")
-    ap.add_argument("--per-client", type=int, default=20, help="calls per HTTP client")
     ap.add_argument("--out", default="mcp_latency", help="results file name (without .json)")
     args = ap.parse_args()
     root = common.CACHE_DIR / "synthetic" / f"{N_CHUNKS}-{SEED}"
@@ -285,8 +210,6 @@ def main() -> None:
     in_process = in_process_run(config, ws, env, queries[: args.calls])
     common.log(f"cli: {args.cli_calls} `memdeck search --json` processes")
     cli = cli_run(ws, env, queries[: args.cli_calls])
-    common.log(f"http: {args.clients} clients x {args.per_client} calls")
-    http = anyio.run(http_run, ws, env, queries, args.clients, args.per_client)
     speedup = round(cli["per_call_ms"]["p50"] / stdio["per_call_ms"]["p50"], 1)
     payload = {
         "workspace_chunks": N_CHUNKS,
@@ -295,7 +218,6 @@ def main() -> None:
         "in_process": in_process,
         "cli": cli,
         "cli_p50_over_stdio_p50": speedup,
-        "http": http,
         "machine_before": machine_before,
         "machine_after": common.machine_info(),
     }
@@ -306,11 +228,9 @@ def main() -> None:
             ["stdio MCP (SDK client)", *_row(stdio["per_call_ms"]), stdio["errors"]],
             ["engine in-process (reference)", *_row(in_process["per_call_ms"]), 0],
             ["memdeck search process", *_row(cli["per_call_ms"]), 0],
-            [f"HTTP MCP, {args.clients} clients", *_row(http["per_call_ms"]), http["errors"]],
         ],
         title=f"memory_search on {N_CHUNKS} chunks (MiniLM queries); CLI/stdio p50 {speedup}x",
     )
-    print(f"HTTP: {http['calls_per_s']} calls/s, database locked: {http['database_locked']}")
     print(f"load before {machine_before.get('loadavg')}; results: {out}")
 
 

@@ -22,7 +22,9 @@ from engine.memory.recall import load_searches
 from tests.cli_process import cli_env, run_cli
 from tests.engine_fixtures import write
 from tests.mcp_process import (
+    TRANSPORTS,
     HttpServer,
+    connect,
     error_text,
     stdio_client,
     structured,
@@ -51,6 +53,12 @@ def env(state_dir: Path, workspace_dir: Path) -> dict[str, str]:
     return cli_env(state_dir)
 
 
+@pytest.fixture(params=TRANSPORTS)
+def transport(request: pytest.FixtureRequest) -> str:
+    """Each test that takes it runs over stdio and over streamable HTTP."""
+    return str(request.param)
+
+
 def ws_args(workspace_dir: Path) -> tuple[str, ...]:
     return ("--workspace", str(workspace_dir))
 
@@ -60,9 +68,11 @@ def run(fn, *args):
 
 
 # -- listing ---------------------------------------------------------------------
-def test_lists_the_read_tools_with_schemas_written_for_a_model(env, workspace_dir) -> None:
+def test_lists_the_read_tools_with_schemas_written_for_a_model(
+    transport, env, workspace_dir
+) -> None:
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env) as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
             return (await c.list_tools()).tools, c.server_info
 
     tools, info = run(go)
@@ -86,13 +96,15 @@ def test_lists_the_read_tools_with_schemas_written_for_a_model(env, workspace_di
 
 # -- search ------------------------------------------------------------------------
 @pytest.mark.parametrize("explain", [False, True])
-def test_search_answers_exactly_what_the_cli_answers(env, workspace_dir, explain) -> None:
+def test_search_answers_exactly_what_the_cli_answers(
+    transport, env, workspace_dir, explain
+) -> None:
     args = {"query": "rollback plan", "minScore": 0.0, "maxResults": 4}
     if explain:
         args["explain"] = True
 
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env, name="claude-code") as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env, name="claude-code") as c:
             return structured(await c.call_tool("memory_search", args))
 
     out = run(go)
@@ -122,9 +134,11 @@ def test_search_answers_exactly_what_the_cli_answers(env, workspace_dir, explain
     assert out == expected
 
 
-def test_each_search_is_recorded_with_the_client_name(env, workspace_dir, make_settings) -> None:
+def test_each_search_is_recorded_with_the_client_name(
+    transport, env, workspace_dir, make_settings
+) -> None:
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env, name="codex-cli") as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env, name="codex-cli") as c:
             structured(await c.call_tool("memory_search", {"query": "flat white"}))
             structured(await c.call_tool("memory_search", {"query": "zebra xylophone"}))
 
@@ -145,7 +159,9 @@ def test_each_search_is_recorded_with_the_client_name(env, workspace_dir, make_s
 
 
 # -- get: refusals and paging ----------------------------------------------------------
-def test_get_refuses_paths_outside_memory_with_a_reason(env, workspace_dir, tmp_path) -> None:
+def test_get_refuses_paths_outside_memory_with_a_reason(
+    transport, env, workspace_dir, tmp_path
+) -> None:
     outside = tmp_path / "secret.md"
     outside.write_text("# secret\n")
     (workspace_dir / "memory" / "link.md").symlink_to(outside)
@@ -159,7 +175,7 @@ def test_get_refuses_paths_outside_memory_with_a_reason(env, workspace_dir, tmp_
     }
 
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env) as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
             return {p: error_text(await c.call_tool("memory_get", {"path": p})) for p in cases}
 
     got = run(go)
@@ -169,12 +185,12 @@ def test_get_refuses_paths_outside_memory_with_a_reason(env, workspace_dir, tmp_
     assert "refused" in got["../secret.md"]
 
 
-def test_get_pages_like_the_cli(env, workspace_dir) -> None:
+def test_get_pages_like_the_cli(transport, env, workspace_dir) -> None:
     path = "memory/projects/long.md"
 
     async def go():
         pages = []
-        async with stdio_client(*ws_args(workspace_dir), env=env) as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
             args: dict = {"path": path}
             while True:
                 page = structured(await c.call_tool("memory_get", args))
@@ -209,7 +225,7 @@ def test_get_pages_like_the_cli(env, workspace_dir) -> None:
 
 
 # -- bad arguments ------------------------------------------------------------------------
-def test_bad_arguments_are_tool_errors_that_name_the_fix(env, workspace_dir) -> None:
+def test_bad_arguments_are_tool_errors_that_name_the_fix(transport, env, workspace_dir) -> None:
     calls = [
         ("memory_search", {}, "'query' is a required property"),
         ("memory_search", {"query": "x", "maxResults": "many"}, "expected an integer from 1 to 50"),
@@ -222,7 +238,7 @@ def test_bad_arguments_are_tool_errors_that_name_the_fix(env, workspace_dir) -> 
     ]
 
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env) as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
             out = [error_text(await c.call_tool(n, a)) for n, a, _ in calls]
             # the server is still fine after all of that
             ok = structured(await c.call_tool("memory_search", {"query": "coffee"}))
@@ -272,9 +288,9 @@ def test_http_client_that_vanishes_mid_call_does_not_disturb_the_others(env, wor
 
 
 # -- the index rebuilt underneath ----------------------------------------------------------
-def test_a_full_reindex_by_another_process_is_picked_up(env, workspace_dir) -> None:
+def test_a_full_reindex_by_another_process_is_picked_up(transport, env, workspace_dir) -> None:
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env) as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
             before = structured(await c.call_tool("memory_search", {"query": "Priya"}))
             write(
                 workspace_dir, "memory/2026-03-02.md", "# 2026-03-02\n\n- Priya moved to Lisbon\n"
@@ -390,9 +406,9 @@ def test_a_wildcard_bind_with_a_token_serves_with_the_token(env, workspace_dir) 
 
 
 # -- memory_append ----------------------------------------------------------------------------
-def test_append_is_off_by_default(env, workspace_dir) -> None:
+def test_append_is_off_by_default(transport, env, workspace_dir) -> None:
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env) as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
             return error_text(await c.call_tool("memory_append", {"text": "remember this"}))
 
     msg = run(go)
@@ -401,7 +417,7 @@ def test_append_is_off_by_default(env, workspace_dir) -> None:
 
 
 def test_append_when_enabled_adds_an_entry_and_never_rewrites(
-    env, workspace_dir, state_dir
+    transport, env, workspace_dir, state_dir
 ) -> None:
     write_memdeck_settings(state_dir, {"allowAppend": True})
     today = workspace_dir / "memory" / f"{dt.date.today().isoformat()}.md"
@@ -409,7 +425,7 @@ def test_append_when_enabled_adds_an_entry_and_never_rewrites(
     before = today.read_bytes()
 
     async def go():
-        async with stdio_client(*ws_args(workspace_dir), env=env) as c:
+        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
             names = [t.name for t in (await c.list_tools()).tools]
             first = structured(
                 await c.call_tool("memory_append", {"text": "Kai's birthday is 4 May"})
