@@ -142,7 +142,26 @@ def test_returned_summary_is_cut_to_width(engine) -> None:
     memory_search(engine, "cat medication", client="x")
     [s] = load_searches(engine.store)
     assert returned_summary(s, width=200) == f"MEMORY.md {s.results[0].score:.2f}"
-    assert returned_summary(s, width=8) == "MEMORY.…"
+    assert returned_summary(s, width=8) == f"…md {s.results[0].score:.2f}"  # the score stays
+
+
+def test_returned_summary_counts_what_does_not_fit() -> None:
+    from engine.memory.recall import RecallSearch, ReturnedHit
+
+    hits = (
+        ReturnedHit("memory/projects/atlas.md", 3, 9, 0.6912),
+        ReturnedHit("memory/2026-03-14.md", 1, 4, 0.5),
+        ReturnedHit("MEMORY.md", 1, 2, 0.41),
+    )
+    s = RecallSearch(1, 0.0, "codex", "q", "hybrid", 6, 0.35, hits)
+    full = "memory/projects/atlas.md 0.69 · memory/2026-03-14.md 0.50 · MEMORY.md 0.41"
+    assert returned_summary(s, width=200) == full
+    assert returned_summary(s, width=62) == (
+        "memory/projects/atlas.md 0.69 · memory/2026-03-14.md 0.50 · +1"
+    )
+    assert returned_summary(s, width=34) == "memory/projects/atlas.md 0.69 · +2"
+    narrow = returned_summary(s, width=25)
+    assert len(narrow) <= 25 and narrow.endswith("atlas.md 0.69 +2") and narrow[0] == "…"
 
 
 def test_the_apps_settings_reader_accepts_the_mcp_section() -> None:

@@ -43,11 +43,28 @@ def when(at: float, today: dt.date) -> str:
 
 
 def returned_summary(search: RecallSearch, width: int = 60) -> str:
-    """``MEMORY.md 0.58 · memory/2026-03-01.md 0.41`` cut to ``width``; "no results"."""
-    if not search.results:
+    """``MEMORY.md 0.58 · memory/2026-03-01.md 0.41`` within ``width``; "no results".
+
+    What does not fit is counted (``· +2``) rather than cut mid-way, and when not even
+    the first hit fits its path loses characters from the left, never its score:
+    ``…ects/atlas.md 0.69 +1`` at 80 columns.
+    """
+    hits = search.results
+    if not hits:
         return "no results"
-    text = " · ".join(f"{h.path} {h.score:.2f}" for h in search.results)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    items = [f"{h.path} {h.score:.2f}" for h in hits]
+    full = " · ".join(items)
+    if len(full) <= width:
+        return full
+    for shown in range(len(items) - 1, 0, -1):
+        text = " · ".join(items[:shown]) + f" · +{len(items) - shown}"
+        if len(text) <= width:
+            return text
+    first = hits[0]
+    tail = f" {first.score:.2f}" + (f" +{len(hits) - 1}" if len(hits) > 1 else "")
+    room = max(2, width - len(tail))
+    path = first.path if len(first.path) <= room else "…" + first.path[-(room - 1) :]
+    return path + tail
 
 
 class SearchesLoaded(Message):
