@@ -33,9 +33,12 @@ def test_a_query_uses_one_thread_and_batches_the_configured_threads(provider) ->
     assert provider._threads_now == QUERY_THREADS == 1
     again = provider.embed_documents(TEXTS)
     assert provider._threads_now == 2  # switched back for the next batch
-    # the same numbers whatever the thread count (llama.cpp sums in a fixed order per row)
-    np.testing.assert_allclose(queries, docs, atol=1e-5)
-    np.testing.assert_allclose(again, docs, atol=1e-6)
+    # the same vectors whatever the thread count or batching (float sums may be
+    # ordered differently: equal to ~1e-4, cosine 1 to five places)
+    every_thread = np.stack([provider._embed([t])[0] for t in TEXTS])
+    for a, b in ((queries, every_thread), (queries, docs), (again, docs)):
+        np.testing.assert_allclose(a, b, atol=2e-4)
+        assert float(np.min(np.sum(a * b, axis=1))) > 0.99999
     sims = queries @ docs.T
     assert [int(i) for i in sims.argmax(axis=1)] == [0, 1, 2]
 

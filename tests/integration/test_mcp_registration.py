@@ -120,7 +120,7 @@ def test_the_readme_codex_config_starts_a_working_server(home: Path) -> None:
     server = config["mcp_servers"]["memdeck"]
     assert server["command"] == "memdeck" and server["args"] == ["mcp"]
     env = env_for(home)
-    names, found = anyio.run(search_through, server["command"], server["args"], env, "VPN")
+    names, found = anyio.run(search_through, server["command"], server["args"], env, "VPN notes")
     assert names[0] == "memory_search"
     assert "VPN" in found["results"][0]["snippet"]
     # the commented alternative: ["mcp", "--workspace", "/home/me/notes"]
@@ -169,7 +169,7 @@ def test_the_readme_http_line_matches_memdeck_mcp_http(home: Path) -> None:
             transport = streamable_http_client(url.replace(m.group(1), str(port)), http_client=http)
             info = types.Implementation(name="claude-code", version="1")
             async with Client(transport, client_info=info) as client:
-                return structured(await client.call_tool("memory_search", {"query": "VPN"}))
+                return structured(await client.call_tool("memory_search", {"query": "VPN notes"}))
 
         found = anyio.run(go)
         assert "VPN" in found["results"][0]["snippet"]
@@ -191,6 +191,6 @@ def test_the_readme_http_line_matches_memdeck_mcp_http(home: Path) -> None:
 def test_global_options_work_in_every_documented_position(home: Path, argv: list[str]) -> None:
     ws = home / "notes"
     command, *args = [a.format(ws=ws) for a in argv]
-    names, found = anyio.run(search_through, command, args, env_for(home), "quokka")
+    names, found = anyio.run(search_through, command, args, env_for(home), "quokka facts")
     assert names[0] == "memory_search"
     assert "quokka" in found["results"][0]["snippet"]
