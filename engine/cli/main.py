@@ -32,6 +32,7 @@ from engine.cli.common import (
     open_engine,
     print_json,
 )
+from engine.config.settings import FUSIONS
 
 #: sync errors that mean chunks were left without vectors (see engine.index.indexer)
 EMBED_FAILURES = ("embedding failed:", "the provider returned")
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true", help="include the score breakdown")
     p.add_argument("--batch", type=Path, help="JSONL file of {id, query}; '-' for stdin")
     p.add_argument("--mode", choices=("hybrid", "fts", "vector"))
-    p.add_argument("--fusion", choices=("weighted", "normalized", "rrf", "geometric"))
+    p.add_argument("--fusion", choices=FUSIONS)
     p.add_argument("--mmr", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument("--decay", action=argparse.BooleanOptionalAction, default=None)
     p.add_argument(
@@ -458,21 +459,29 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
             f"text {_fmt(b['text_score'])} bm25 {_fmt(b['bm25_rank'])} "
             f"(#{b['fts_position'] or '-'})  lists {lists}",
         ]
+
+    def num(x: float | None) -> str:  # as the breakdown prints it (− for minus)
+        return _fmt(x).replace("-", "−") if x is not None else "-"
+
     line = b.get("best_line")
     vec_from = [f"best line L{line}"] if line is not None else []
-    vec_from.append(f"chunk cosine {_fmt(b['vector_score'])}")
+    vec_from.append(f"chunk cosine {num(b['vector_score'])}")
     if b["vector_position"]:
         vec_from.append(f"vector list #{b['vector_position']}")
-    text_from = [f"bm25 {_fmt(b['bm25_rank'])}"]
+    text_from = [f"bm25 {num(b['bm25_rank'])}"]
     if b["fts_position"]:
         text_from.append(f"FTS list #{b['fts_position']}")
     used = (
-        f"used: vector {_fmt(parts['vector'])} ({', '.join(vec_from)})"
-        f" · text {_fmt(parts['text'])} ({', '.join(text_from)})"
+        f"used: vector {num(parts['vector'])} ({', '.join(vec_from)})"
+        f" · text {num(parts['text'])} ({', '.join(text_from)})"
     )
-    # the formula is the first line(s) of the arithmetic: fusion, then decay
+    # the arithmetic: the score line(s) (fusion, then decay), the score bar's
+    # segments, then each side, decay and MMR
     n_score = len(str(b["formula"]).split("; "))
-    return [str(b["formula"]), used, *arithmetic[n_score:]]
+    rest = arithmetic[n_score:]
+    if rest:
+        rest[0] = f"bar: {rest[0]}"
+    return [str(b["formula"]), used, *rest]
 
 
 def _search_batch(

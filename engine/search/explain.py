@@ -147,10 +147,10 @@ def bar_line(c: Candidate) -> Line | None:
 def bar_legend(c: Candidate) -> str:
     """What each term of :func:`bar_line` is, in a few words."""
     if c.fusion == "geometric":
-        return "floor + vector + text; a product: each side's share of ln(score ÷ floor)"
+        return "floor + each side's share of ln(score ÷ floor) (a product)"
     if c.decay_multiplier != 1.0:
-        return "vector + text: weight × factor × decay each"
-    return "vector + text: weight × factor each"
+        return "w × factor × decay per side"
+    return "w × factor per side"
 
 
 # -- each side ----------------------------------------------------------------------

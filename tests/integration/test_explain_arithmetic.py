@@ -312,7 +312,7 @@ def check_cli(item: dict[str, object], numbers: dict[str, str]) -> None:
     assert used, text
     for got, side in ((used.group(1), "vector"), (used.group(2), "text")):
         factor = numbers[side]
-        assert got == ("-" if factor == "–" else f"{printed(factor):.4f}"), (side, text)
+        assert got == ("-" if factor == "–" else explain.fmt(printed(factor))), (side, text)
 
 
 def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:

@@ -71,7 +71,8 @@ def test_narrow_screens_hide_the_tree_and_keep_locations(hybrid_engine, make_app
         await search(pilot, "cat medication")
         results = app.search_pane.query_one("#results", DataTable)
         keys = [str(c.key.value) for c in results.ordered_columns]
-        assert keys == ["rank", "score", "location"]
+        # at 80 columns the factors the fusion used stay; decay and MMR go first
+        assert keys == ["rank", "score", "vector", "text", "location"]
         location_col = results.ordered_columns[-1]
         for c in app.search_pane.outcome.results:
             assert len(location(c.path, c.start_line, c.end_line)) <= location_col.content_width

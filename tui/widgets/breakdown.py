@@ -23,21 +23,38 @@ from tui.format import location, score_bar, signed_shift, style_of
 LIST_ROWS = 12
 
 
+def _calibrated_vector(c: Candidate) -> str:
+    """Where the calibrated vector factor comes from: the best line (the chunk's own
+    cosine beside it), or the chunk when it has no line vectors."""
+    line = ex.side_line(c, "vector")
+    value = ex.fmt(c.vector_input or 0.0)
+    chunk = "–" if c.vector_score is None else ex.fmt(c.vector_score)
+    if c.vector_input is None:
+        return "no cosine for this chunk → 0"
+    where = (
+        f"best line L{c.best_line} cosine {value} (chunk cosine {chunk})"
+        if c.best_line is not None
+        else f"chunk cosine {value} (no line vectors)"
+    )
+    return f"{where}: {line}" if line else where
+
+
+def _calibrated_text(c: Candidate) -> str:
+    """The calibrated text factor's inputs, then its arithmetic on a line of its own."""
+    line = ex.side_line(c, "text")
+    if line is None or c.text_ref is None:
+        return "no query word to weigh → 0"
+    if not c.text_input:
+        return f"no query word in this chunk: {line}"
+    kappa, idf = c.text_ref
+    return f"bm25 −{ex.fmt(c.text_input)}, query Σidf {ex.fmt(idf)}, κ {kappa:g}:\n       {line}"
+
+
 def _component_note(c: Candidate, outcome: SearchOutcome, side: str) -> str:
     """How a side's score became the component that is fused: the arithmetic
     (``engine.search.explain``) with the numbers the ranking used."""
     line = ex.side_line(c, side, outcome.options.rrf_k)
     value = c.vector_input if side == "vector" else c.text_input
-    if c.fusion == "calibrated":
-        if side == "vector":
-            where = (
-                f"best line L{c.best_line}" if c.best_line is not None else "no line vectors: chunk"
-            )
-            tail = f": {line}" if line else ", used as is"
-            return f"{where} cosine {ex.fmt(value or 0.0)}{tail}"
-        if line is None:
-            return "no query word to weigh → 0"
-        return f"÷ (κ × query idf), ≤ 1: {line}"
     if c.fusion == "geometric":
         what = "cosine (≥ 0)" if side == "vector" else "−bm25"
         if line is None:
@@ -122,6 +139,9 @@ def explain(
         vec.append(f"–  {unused or 'weight 0'}", style=s_drop)
     elif c.vector_score is None and not both:
         vec.append(f"{ex.fmt(c.vector_weight, 3)} × 0  not in the vector list", style=s_drop)
+    elif c.fusion == "calibrated":
+        weighted(vec, c.vector_weight, c.vector_component, v_used)
+        vec.append(f"  {_calibrated_vector(c)}")
     elif c.vector_score is None:
         weighted(vec, c.vector_weight, c.vector_component, v_used)
         vec.append("  no cosine for this chunk", style=s_drop)
@@ -137,6 +157,9 @@ def explain(
         txt.append(f"–  {unused or 'weight 0'}", style=s_drop)
     elif c.text_score is None and not both:
         txt.append(f"{ex.fmt(c.text_weight, 3)} × 0  not in the FTS list", style=s_drop)
+    elif c.fusion == "calibrated":
+        weighted(txt, c.text_weight, c.text_component, t_used)
+        txt.append(f"  {_calibrated_text(c)}")
     elif c.text_score is None:
         weighted(txt, c.text_weight, c.text_component, t_used)
         txt.append("  no query word in this chunk", style=s_drop)

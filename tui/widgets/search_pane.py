@@ -16,7 +16,7 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from rich.text import Text
 from textual import events, on, work
@@ -36,9 +36,15 @@ from tui.messages import OpenLocation, SearchFailed, SearchFinished
 from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
 
 PART_BAR = 3
-#: Narrower than this, the results drop the parts columns so locations fit (the
-#: parts take 58 cells with padding and borders; a dated daily-log location ~26).
+#: How many of the results table's columns fit: all; the vector/text factors
+#: without decay and MMR; or only rank, score and location.
+Columns = Literal["full", "sides", "narrow"]
+#: Narrower than this, the results drop the decay and MMR columns, and narrower
+#: than SIDES_WIDTH the vector/text columns too, so locations fit (the parts take
+#: 58 cells with padding and borders, vector/text alone 46; a dated daily-log
+#: location ~26). At 80 columns the factors the fusion used stay in the table.
 COMPACT_WIDTH = 84
+SIDES_WIDTH = 72
 #: Shorter than this, the results list shrinks to leave the why-not list rows.
 SHORT_HEIGHT = 30
 
@@ -183,7 +189,7 @@ class SearchPane(Vertical):
         #: "same" or "differs" once compared; "qmd" when qmd answered the agent (the pane
         #: shows the builtin ranking of the same query beside it, not a repeat of it)
         self.replay_verdict: str | None = None
-        self.compact = False
+        self.columns: Columns = "full"
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -227,22 +233,27 @@ class SearchPane(Vertical):
     def _add_result_columns(self, results: DataTable[Text]) -> None:
         results.add_column("#", key="rank", width=2)
         results.add_column("score", key="score", width=SCORE_BAR + 6)
-        if not self.compact:
+        if self.columns != "narrow":
             results.add_column("vector", key="vector", width=PART_BAR + 5)
             results.add_column("text", key="text", width=PART_BAR + 5)
+        if self.columns == "full":
             results.add_column("decay", key="decay", width=5)
             results.add_column("mmr", key="mmr", width=3)
         results.add_column("location", key="location")
 
     def on_resize(self, event: events.Resize) -> None:
-        """Below COMPACT_WIDTH the parts columns go (the breakdown still has them), so
-        a result's location is never cut; below SHORT_HEIGHT the results list
-        shrinks so the why-not list keeps rows."""
+        """Below COMPACT_WIDTH the decay and MMR columns go, below SIDES_WIDTH the
+        vector/text columns too (the breakdown still has them all), so a result's
+        location is never cut; below SHORT_HEIGHT the results list shrinks so the
+        why-not list keeps rows."""
         self.set_class(event.size.height < SHORT_HEIGHT, "-short")
-        compact = event.size.width < COMPACT_WIDTH
-        if compact == self.compact:
+        width = event.size.width
+        columns: Columns = (
+            "full" if width >= COMPACT_WIDTH else "sides" if width >= SIDES_WIDTH else "narrow"
+        )
+        if columns == self.columns:
             return
-        self.compact = compact
+        self.columns = columns
         results = self.query_one("#results", DataTable)
         results.clear(columns=True)
         self._add_result_columns(results)
@@ -605,7 +616,7 @@ class SearchPane(Vertical):
         if outcome is not None:
             for c in outcome.results:
                 results.add_row(
-                    *result_cells(c, self.app.theme_variables, compact=self.compact),
+                    *result_cells(c, self.app.theme_variables, self.columns),
                     key=str(c.chunk_id),
                 )
             if results.row_count:
@@ -644,7 +655,7 @@ class SearchPane(Vertical):
 
 
 def result_cells(
-    c: Candidate, variables: Mapping[str, str], *, compact: bool = False
+    c: Candidate, variables: Mapping[str, str], columns: Columns = "full"
 ) -> list[Text]:
     """One row of the results table: rank, score bar and score, the factor each side
     entered the fusion with, decay, MMR move, location. Every number is read from
@@ -657,12 +668,14 @@ def result_cells(
         else Text("·" * SCORE_BAR, style="dim")
     )
     score.append(f" {c.score:.3f}", style=f"bold {style_of(variables, 'score-final')}")
-    parts = (
-        []
-        if compact
-        else [
+    parts: list[Text] = []
+    if columns != "narrow":
+        parts += [
             _part_cell(None if c.parts is None else c.parts.vector, s_vec),
             _part_cell(None if c.parts is None else c.parts.text, s_text),
+        ]
+    if columns == "full":
+        parts += [
             Text(
                 f"×{c.decay_multiplier:.2f}" if c.age_days is not None else "·",
                 style=style_of(variables, "score-decay"),
@@ -672,7 +685,6 @@ def result_cells(
                 style=style_of(variables, "score-mmr"),
             ),
         ]
-    )
     return [
         Text(str(c.final_rank), style="bold"),
         score,
