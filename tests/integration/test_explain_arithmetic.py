@@ -267,7 +267,7 @@ def check_row(c: Candidate, numbers: dict[str, str]) -> None:
     """The results table row agrees with the breakdown's printed numbers."""
     cells = result_cells(c, STYLES)
     score_cell = cells[1]
-    assert score_cell.plain.split()[-1] == f"{printed(numbers['score']):.3f}"
+    assert score_cell.plain.split()[-1] == numbers["score"]
     for cell, side in ((cells[2], "vector"), (cells[3], "text")):
         value = cell.plain.split()[-1]
         factor = numbers[side]
@@ -288,7 +288,7 @@ def check_row(c: Candidate, numbers: dict[str, str]) -> None:
 def check_whynot(c: Candidate, numbers: dict[str, str], options: SearchOptions) -> None:
     location, score, _lists, reason = (cell.plain for cell in whynot_cells(c, STYLES))
     assert location.startswith(f"{c.path}:")
-    assert score == f"{printed(numbers['score']):.3f}"
+    assert score == numbers["score"]
     m = re.fullmatch(rf"score ({NUMBER}) < minScore (\S+)", reason)
     if m:
         assert m.group(1) == numbers["score"] and printed(m.group(1)) < printed(m.group(2))

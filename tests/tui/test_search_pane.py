@@ -37,7 +37,7 @@ def test_typing_ranks_results_and_explains_the_top_one(hybrid_engine, make_app) 
         assert table.row_count == len(expected.results)
         first = [cell.plain for cell in table.get_row_at(0)]
         assert first[0] == "1"
-        assert first[1].endswith(f"{expected.results[0].score:.3f}")
+        assert first[1].endswith(f" {expected.results[0].score:.4f}")
         # the columns are the factors the fusion used (best line's cosine, share of
         # the query's idf), not the chunk's raw cosine or the mapped bm25
         top = expected.results[0]

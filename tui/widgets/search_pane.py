@@ -28,10 +28,11 @@ from textual.worker import get_current_worker
 
 from engine.config.settings import FUSIONS
 from engine.core import Engine
+from engine.search.explain import fmt
 from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
 from engine.tools import keyword_only_reason
 from tui import export, toggles
-from tui.format import SCORE_BAR, bar_cells, location, num, score_bar, signed_shift, style_of
+from tui.format import SCORE_BAR, bar_cells, location, score_bar, signed_shift, style_of
 from tui.messages import OpenLocation, SearchFailed, SearchFinished
 from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
 
@@ -224,7 +225,7 @@ class SearchPane(Vertical):
         self._add_result_columns(results)
         whynot = self.query_one("#whynot", DataTable)
         whynot.add_column("location", key="location")
-        whynot.add_column("score", key="score", width=6)
+        whynot.add_column("score", key="score", width=7)
         whynot.add_column("lists", key="lists", width=9)
         whynot.add_column("reason", key="reason")
         self._show_toggles()
@@ -232,7 +233,7 @@ class SearchPane(Vertical):
 
     def _add_result_columns(self, results: DataTable[Text]) -> None:
         results.add_column("#", key="rank", width=2)
-        results.add_column("score", key="score", width=SCORE_BAR + 6)
+        results.add_column("score", key="score", width=SCORE_BAR + 7)
         if self.columns != "narrow":
             results.add_column("vector", key="vector", width=PART_BAR + 5)
             results.add_column("text", key="text", width=PART_BAR + 5)
@@ -667,7 +668,8 @@ def result_cells(
         if c.parts is not None
         else Text("·" * SCORE_BAR, style="dim")
     )
-    score.append(f" {c.score:.3f}", style=f"bold {style_of(variables, 'score-final')}")
+    # the 4 decimals the breakdown prints: a 3-decimal rounding of 0.3545 reads 0.354
+    score.append(f" {fmt(c.score)}", style=f"bold {style_of(variables, 'score-final')}")
     parts: list[Text] = []
     if columns != "narrow":
         parts += [
@@ -703,7 +705,7 @@ def whynot_cells(c: Candidate, variables: Mapping[str, str]) -> list[Text]:
         lists.append(f"V{c.vector_position}")
     return [
         Text(location(c.path, c.start_line, c.end_line)),
-        Text(num(c.score, 3), style=s_drop),
+        Text(fmt(c.score), style=s_drop),
         Text(" ".join(lists), style="dim"),
         Text(c.dropped or "", style=s_drop),
     ]
