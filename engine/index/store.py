@@ -905,15 +905,7 @@ class Store:
 
     def _fts_totals(self) -> tuple[int, int] | None:
         """(rows, tokens) from FTS5's ``averages`` record (what its bm25 divides by)."""
-        try:
-            blob = self.db.scalar("select block from chunks_fts_data where id = 1")
-        except DatabaseError:
-            return None
-        if not blob:
-            return (0, 0)
-        rows, pos = read_varint(blob)
-        tokens, _ = read_varint(blob, pos)
-        return rows, tokens
+        return keyword_index.totals(self.db)
 
     def fts_row_count(self) -> int:
         """Rows in the FTS table (all sources: bm25's N), cached until the next write."""

@@ -25,6 +25,7 @@ from engine.config.loader import load_settings
 from engine.core import Engine
 from tests.openclaw.corpus import write_workspace
 from tests.openclaw.reference import Reference
+from tests.openclaw.search_harness import search_with_openclaw
 from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer
 
 MODEL = "text-embedding-3-small"
@@ -195,27 +196,7 @@ def run_hybrid(
                 for q in c.queries
             ]
         }
-        request_file, answer_file = home / "hybrid-request.json", home / "hybrid-answer.json"
-        request_file.write_text(json.dumps(request))
-        proc = subprocess.run(
-            [
-                str(ref.node),
-                str(Path(__file__).parent / "node" / "search_cli.mjs"),
-                str(request_file),
-                str(answer_file),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=1800,
-            env=env,
-        )
-        if proc.returncode != 0:
-            raise AssertionError(f"search_cli.mjs failed:\n{proc.stderr[-4000:]}")
-        documents = json.loads(answer_file.read_text())
-        for doc in documents:
-            if "results" not in doc:
-                raise AssertionError(f"openclaw memory search failed: {doc}\n{proc.stderr[-2000:]}")
-        answers = iter(doc["results"] for doc in documents)
+        answers = iter(search_with_openclaw(ref, env, home / "hybrid-request.json", request))
         before = _digest(_openclaw_index_files(state))
         memdeck_env = {
             "HOME": str(home),

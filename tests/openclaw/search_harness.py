@@ -14,6 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from engine.search.openclaw_profile import OpenClawIndex, search_openclaw
 from tests.openclaw.corpus import write_workspace
@@ -35,6 +36,34 @@ class Case:
 def agent_db(home: Path, agent: str) -> Path:
     """OpenClaw's own index of *agent* (opened read-only by the tests)."""
     return home / "state" / "agents" / agent / "agent" / "openclaw-agent.sqlite"
+
+
+def search_with_openclaw(
+    ref: Reference, env: dict[str, str], request_file: Path, request: dict[str, Any]
+) -> list[list[dict[str, Any]]]:
+    """Answer every query of ``request`` with OpenClaw's ``memory search --json``
+    (node/search_cli.mjs, one Node process); one result list per query, in order."""
+    answer_file = request_file.with_name(request_file.stem + "-answer.json")
+    request_file.write_text(json.dumps(request))
+    proc = subprocess.run(
+        [
+            str(ref.node),
+            str(Path(__file__).parent / "node" / "search_cli.mjs"),
+            str(request_file),
+            str(answer_file),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    if proc.returncode != 0:
+        raise AssertionError(f"search_cli.mjs failed:\n{proc.stderr[-4000:]}")
+    documents = json.loads(answer_file.read_text())
+    for doc in documents:
+        if "results" not in doc:
+            raise AssertionError(f"openclaw memory search failed: {doc}\n{proc.stderr[-2000:]}")
+    return [doc["results"] for doc in documents]
 
 
 def run_cases(ref: Reference, home: Path, cases: list[Case]) -> None:
@@ -79,27 +108,7 @@ def run_cases(ref: Reference, home: Path, cases: list[Case]) -> None:
         "queries": [{"agent": c.agent, "query": q} for c in cases for q in c.queries],
         "nowMs": now_ms,
     }
-    request_file, answer_file = home / "request.json", home / "answer.json"
-    request_file.write_text(json.dumps(request))
-    proc = subprocess.run(
-        [
-            str(ref.node),
-            str(Path(__file__).parent / "node" / "search_cli.mjs"),
-            str(request_file),
-            str(answer_file),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-        env=env,
-    )
-    if proc.returncode != 0:
-        raise AssertionError(f"search_cli.mjs failed:\n{proc.stderr[-4000:]}")
-    documents = json.loads(answer_file.read_text())
-    for doc in documents:
-        if "results" not in doc:
-            raise AssertionError(f"openclaw memory search failed: {doc}\n{proc.stderr[-2000:]}")
-    answers = iter(doc["results"] for doc in documents)
+    answers = iter(search_with_openclaw(ref, env, home / "request.json", request))
     for case in cases:
         index = OpenClawIndex()
         index.load_workspace(workspaces[case.agent])
