@@ -568,22 +568,32 @@ class SearchPane(Vertical):
             )
             self._show_fallback(None)
             return
+        reason = keyword_only_reason(self.engine, out)
+        text = self._status_text(out, reason, compact=False)
+        if status.size.width and text.cell_len > status.size.width:  # keep minScore in view
+            text = self._status_text(out, reason, compact=True)
+        status.update(text, layout=False)
+        self._show_fallback(reason)
+
+    def _status_text(self, out: SearchOutcome, reason: str | None, *, compact: bool) -> Text:
+        """The status line; ``compact`` is the narrow-terminal wording (same numbers)."""
         r = out.retrieval
         text = Text()
         text.append(
             f"{len(out.results)} result{'s' if len(out.results) != 1 else ''}", style="bold"
         )
-        text.append(f" of {len(out.candidates)} candidates", style="dim")
+        text.append(
+            f" of {len(out.candidates)}" + ("" if compact else " candidates"), style="dim"
+        )
         text.append(
             f" · FTS {len(r.fts_hits)}", style=style_of(self.app.theme_variables, "score-text")
         )
         if r.fts_operator == "OR":
             text.append(" (OR)", style="italic")
         text.append(
-            f" · vector {len(r.vector_hits)}",
+            f" · {'vec' if compact else 'vector'} {len(r.vector_hits)}",
             style=style_of(self.app.theme_variables, "score-vector"),
         )
-        reason = keyword_only_reason(self.engine, out)
         if out.mode != out.options.mode and reason is None:  # no provider: a choice
             text.append(f" · {out.options.mode} unavailable → {out.mode}", style="italic")
         if out.rescue_used:
@@ -591,8 +601,7 @@ class SearchPane(Vertical):
         text.append(
             f" · {len(out.dropped)} dropped · minScore {out.options.min_score:.2f}", style="dim"
         )
-        status.update(text, layout=False)
-        self._show_fallback(reason)
+        return text
 
     def _show_fallback(self, reason: str | None) -> None:
         """The keyword-only line: mode, fallback and reason (the CLI's ``reason``)."""
