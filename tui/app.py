@@ -489,7 +489,14 @@ class MemdeckApp(App[int]):
                 self.search_pane.research()
             self._update_topbar()
 
+    def _panes_mounted(self) -> bool:
+        """False while the app tears its screen down at exit: a background worker's late
+        message (a status load after a reindex, a service state) is then dropped."""
+        return len(self.query("#monitor")) > 0
+
     def on_service_state_changed(self, message: ServiceStateChanged) -> None:
+        if not self._panes_mounted():
+            return
         old = self.service_state
         self.service_state = message.state
         self.monitor.show_service(message.state)
@@ -499,6 +506,8 @@ class MemdeckApp(App[int]):
 
     def on_status_loaded(self, message: StatusLoaded) -> None:
         self.status = message.status
+        if not self._panes_mounted():
+            return
         self.monitor.show_status(message.status)
         self._update_topbar()
 

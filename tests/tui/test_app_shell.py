@@ -258,3 +258,24 @@ def test_other_screens_open_from_the_palette_and_block_pane_keys(fts_engine, mak
         assert app.check_action("focus_search", ()) is True
 
     drive(app, go)
+
+
+def test_a_late_status_message_while_the_screen_is_torn_down_is_dropped(
+    fts_engine, make_app
+) -> None:
+    """A status load finishing after a reindex can reach the app while it quits and its
+    panes are gone (seen on PostgreSQL, whose status is slower): it must not raise."""
+    from tui.messages import StatusLoaded
+
+    app = make_app(fts_engine)
+
+    async def go(pilot: Pilot) -> None:
+        before = app.status
+        await app.monitor.remove()
+        status = fts_engine.status()
+        app.post_message(StatusLoaded(status))
+        await pilot.pause()
+        assert app.status is status and app.status is not before  # kept, not shown
+        assert len(app.query("#monitor")) == 0
+
+    drive(app, go)
