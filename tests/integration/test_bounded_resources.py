@@ -30,6 +30,8 @@ from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer, Reply
 #: peak RSS a CLI command may reach (its imports alone take ~50 MB); a command that
 #: read a multi-GB file whole would be far above it
 RSS_BUDGET_KB = 200 * 1024
+#: the same for a command that loads the local embedding model (llama.cpp + MiniLM)
+INDEX_WITH_MODEL_RSS_BUDGET_KB = 400 * 1024
 
 _RSS_WRAPPER = """
 import resource, subprocess, sys, json
@@ -273,7 +275,9 @@ def test_a_dense_multi_gb_file_is_refused_unread_and_paged_in_one_pass(
         assert index["rc"] == 0, index["err"]
         assert "memory/dense.md: 2200.0 MB is over the 10 MiB indexing limit" in index["out"]
         assert index["rchar"] < 200 * 2**20, index["rchar"]  # imports only, not the file
-        assert index["maxrss_kb"] < RSS_BUDGET_KB, index["maxrss_kb"]
+        # `index` here loads the local embedding model (~200 MB peak with its buffers,
+        # 205 MB seen on a CI rehearsal): the budget is that, not the 2.2 GB file
+        assert index["maxrss_kb"] < INDEX_WITH_MODEL_RSS_BUDGET_KB, index["maxrss_kb"]
         get = run_counted(
             "get", "memory/dense.md", "--lines", "2", "--json", "-w", str(ws), env=env
         )
