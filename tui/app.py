@@ -512,6 +512,8 @@ class MemdeckApp(App[int]):
         self._update_topbar()
 
     def on_tree_loaded(self, message: TreeLoaded) -> None:
+        if not self._panes_mounted():
+            return
         self.memory_tree.show_files(message.files, message.records)
 
     def on_open_location(self, message: OpenLocation) -> None:

@@ -30,7 +30,8 @@ from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer, Reply
 #: peak RSS a CLI command may reach (its imports alone take ~50 MB); a command that
 #: read a multi-GB file whole would be far above it
 RSS_BUDGET_KB = 200 * 1024
-#: the same for a command that loads the local embedding model (llama.cpp + MiniLM)
+#: the same for the in-process wrapper of the dense-file test (the CLI, its imports and
+#: the model stack in one process peak at ~205 MB; reading the 2.2 GB file whole would not fit)
 INDEX_WITH_MODEL_RSS_BUDGET_KB = 400 * 1024
 
 _RSS_WRAPPER = """
@@ -289,6 +290,6 @@ def test_a_dense_multi_gb_file_is_refused_unread_and_paged_in_one_pass(
         # it read to the end to count the lines (the continuation needs the total),
         # once: every byte of the file and then only the imports
         assert DENSE_BYTES <= get["rchar"] < DENSE_BYTES + 200 * 2**20, get["rchar"]
-        assert get["maxrss_kb"] < RSS_BUDGET_KB, get["maxrss_kb"]
+        assert get["maxrss_kb"] < INDEX_WITH_MODEL_RSS_BUDGET_KB, get["maxrss_kb"]
     finally:
         big.unlink(missing_ok=True)  # 2.2 GB must not outlive the test
