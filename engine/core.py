@@ -603,7 +603,7 @@ class Engine:
             total = done.files_indexed
             self.bus.publish(SyncProgress(phase="swap", files_done=0, files_total=total))
             carry_recall(self.store, tmp)  # recall history outlives the rebuild
-            copy_into(tmp, self.index_path, self.store.db.binding)
+            copy_into(tmp, self.index_path, self.store.db.binding, live=self.store.db)
         finally:
             new.close()
             for suffix in ("", "-wal", "-shm", "-journal"):

@@ -103,6 +103,7 @@ class Database:
 
     def __init__(self, path: Path | str, *, timeout_ms: int = 5000, binding: str | None = None):
         self.path = str(path)
+        self.timeout_ms = timeout_ms
         self._lock = threading.RLock()
         last: BaseException | None = None
         for name, opener in _OPENERS:
@@ -199,6 +200,61 @@ class Database:
             )
 
         return tokenize
+
+    def page_size(self) -> int:
+        return int(self.scalar("pragma page_size") or 0)
+
+    def replace_with(self, source: Path | str) -> bool:
+        """This database's contents replaced by the file ``source`` through SQLite's
+        backup API, on this very connection, when the two page sizes differ.
+
+        A WAL database cannot take a backup of another page size, so the file leaves
+        WAL mode for the copy and returns to it after; leaving WAL mode needs the
+        file to itself. False (nothing changed) when another connection has it
+        open, at once rather than after the busy timeout."""
+        with self._lock:
+            try:
+                self._set_busy(0)
+                try:
+                    mode = str(self.scalar("pragma journal_mode=delete") or "")
+                finally:
+                    self._set_busy(self.timeout_ms)
+            except DatabaseError:
+                return False
+            if mode.lower() == "wal":
+                return False
+            try:
+                if self._is_apsw:
+                    import apsw
+
+                    src = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
+                    try:
+                        with self._conn.backup("main", src, "main") as backup:
+                            while not backup.done:
+                                backup.step(-1)
+                    finally:
+                        src.close()
+                else:
+                    import importlib
+
+                    module = importlib.import_module(self.binding)
+                    src = module.connect(f"file:{source}?mode=ro", uri=True)
+                    try:
+                        src.backup(self._conn)
+                    finally:
+                        src.close()
+            except self._error as exc:
+                raise _classify(exc) from exc
+            finally:
+                with contextlib.suppress(DatabaseError):
+                    self.execute("pragma journal_mode=wal")
+            return True
+
+    def _set_busy(self, timeout_ms: int) -> None:
+        if self._is_apsw:
+            self._conn.setbusytimeout(timeout_ms)
+        else:
+            self._conn.execute(f"pragma busy_timeout={int(timeout_ms)}")
 
     # -- extensions ---------------------------------------------------------
     def load_sqlite_vec(self, extension_path: str | None = None) -> VecStatus:

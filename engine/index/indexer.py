@@ -30,6 +30,7 @@ from engine.embeddings.batch import EmbeddingsDeferred
 from engine.embeddings.multimodal import media_label, media_types, multimodal_scope
 from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStarted
 from engine.index.chunking import chunk_markdown
+from engine.index.db import Database
 from engine.index.line_vectors import embed_missing_lines
 from engine.index.store import SCHEMA_VERSION, NewChunk, Store
 from engine.workspace.files import (
@@ -664,7 +665,38 @@ def finalize_for_swap(store: Store) -> None:
     store.close()
 
 
-def copy_into(temp_path: Path, index_path: Path, binding: str, busy_ms: int = 30_000) -> None:
+def _binding_name(binding: str) -> str:
+    """``Database(binding=…)``'s name for a reported binding ("apsw 3.46…" → "apsw")."""
+    return binding.split(" ")[0].split(".")[0]
+
+
+def _page_size(path: Path | str, binding: str) -> int:
+    db = Database(path, binding=_binding_name(binding))
+    try:
+        return db.page_size()
+    finally:
+        db.close()
+
+
+def _match_page_size(temp_path: Path, page_size: int, binding: str) -> None:
+    """Rewrite the rebuilt file (not in WAL mode: ``finalize_for_swap``) in ``page_size``
+    pages, so that it can be backed up into a live index of that page size."""
+    db = Database(temp_path, binding=_binding_name(binding))
+    try:
+        db.execute(f"pragma page_size={int(page_size)}")
+        db.execute("vacuum")
+    finally:
+        db.close()
+
+
+def copy_into(
+    temp_path: Path,
+    index_path: Path,
+    binding: str,
+    busy_ms: int = 30_000,
+    *,
+    live: Database | None = None,
+) -> None:
     """Replace the index's contents with the rebuilt file, in one SQLite transaction.
 
     SQLite's online backup, not ``os.replace``: renaming a new file over a
@@ -675,7 +707,20 @@ def copy_into(temp_path: Path, index_path: Path, binding: str, busy_ms: int = 30
     readers keep their snapshot until the commit, other processes see the new
     index on their next read, and a kill before the commit leaves the old index
     untouched (uncommitted WAL frames are discarded on the next open).
+
+    A live index written with another page size (4 KB, before new indexes got
+    16 KB pages) cannot take such a backup while in WAL mode: ``live`` (the
+    engine's own connection to it) copies the file in outside WAL mode when no
+    other connection has the index open, which moves it to the new page size;
+    otherwise the rebuilt file is converted to the old page size first and the
+    index keeps it until a rebuild finds it unshared.
     """
+    if index_path.exists() and index_path.stat().st_size > 0:
+        have = _page_size(index_path, binding)
+        if have and have != _page_size(temp_path, binding):
+            if live is not None and live.replace_with(temp_path):
+                return
+            _match_page_size(temp_path, have, binding)
     if binding.startswith("apsw"):
         import apsw
 

@@ -40,6 +40,7 @@ from typing import Any
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
 from engine.index.chunking import chunk_markdown
+from engine.index.db import Database
 from engine.index.keyword_index import KeywordIndex
 from engine.index.store import Store
 from engine.search.pipeline import SearchOptions, rank, retrieve
@@ -203,6 +204,28 @@ def old_layout_mb(state: Path) -> float | None:
         return round(sum(p.stat().st_size for p in Path(tmp).iterdir()) / 2**20, 1)
 
 
+def vacuumed_mb(state: Path) -> dict[str, Any] | None:
+    """The index ``VACUUM``ed (a copy) in its own page size and in the 4 KB pages
+    memdeck wrote before issue 16: what each page size costs on disk."""
+    src = state / "index.memdeck.sqlite"
+    if not src.exists():
+        return None
+    out: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(dir=state.parent) as tmp:
+        copy = Path(tmp) / "index.memdeck.sqlite"
+        shutil.copyfile(src, copy)
+        db = Database(copy)
+        out["page_size"] = db.page_size()
+        db.execute("pragma journal_mode=delete")
+        for label, size in (("own", None), ("4k", 4096)):
+            if size is not None:
+                db.execute(f"pragma page_size={size}")
+            db.execute("vacuum")
+            out[f"{label}_mb"] = round(copy.stat().st_size / 2**20, 1)
+        db.close()
+    return out
+
+
 def query_embed_latency(queries: list[str]) -> dict[str, Any]:
     """MiniLM query embedding alone, with the provider's default threads and with one.
 
@@ -294,7 +317,7 @@ def query_embedder() -> tuple[EmbeddingProvider, str]:
 
 #: parts of a size's run that ``--skip`` can leave out (to split a 100k run in calls
 #: that each fit a benchmark slot)
-PARTS = ("fts-index", "hash-index", "latency", "edit", "old-layout")
+PARTS = ("fts-index", "hash-index", "latency", "edit", "old-layout", "vacuum")
 
 
 def child_size(
@@ -337,6 +360,12 @@ def child_size(
         result["old_layout_mb"] = {
             "fts": old_layout_mb(root / "state-fts"),
             "hash": old_layout_mb(root / "state-hash"),
+        }
+    if "vacuum" not in skip:
+        common.log(f"{n}: the index VACUUMed, in its page size and in 4 KB pages")
+        result["vacuumed"] = {
+            "fts": vacuumed_mb(root / "state-fts"),
+            "hash": vacuumed_mb(root / "state-hash"),
         }
     result["peak_rss_mb"] = round(vm_hwm_mb(), 1)
     return result

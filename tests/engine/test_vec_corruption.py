@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from engine.core import Engine
 from engine.search.pipeline import VEC_DAMAGED
 from tests.engine.concept_embedder import ConceptEmbedder
@@ -69,8 +71,14 @@ def test_a_read_only_engine_says_keyword_only_and_sync_repairs(
 
 
 def test_a_damaged_page_under_the_vec_table_rebuilds_from_markdown(
-    make_engine: Callable[..., Engine], make_settings: Callable[..., object], workspace_dir: Path
+    make_engine: Callable[..., Engine],
+    make_settings: Callable[..., object],
+    workspace_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # 4 KB pages: the vectors' blob spans several overflow pages, so breaking the
+    # first one's link breaks every read of it (16 KB pages hold it in two)
+    monkeypatch.setattr("engine.index.store.PAGE_SIZE", 4096)
     _notes(workspace_dir)
     first = _engine(make_engine)
     first.sync()
@@ -78,11 +86,12 @@ def test_a_damaged_page_under_the_vec_table_rebuilds_from_markdown(
         "select pageno from dbstat where name = 'chunks_vec_vector_chunks00' order by pageno"
     )
     first.store.db.execute("pragma wal_checkpoint(TRUNCATE)")
+    page = first.store.db.page_size()
     index = first.index_path
     first.close()
     overflow = int(pages[1][0])  # the vector blob's first overflow page
     data = bytearray(index.read_bytes())
-    data[(overflow - 1) * 4096 : (overflow - 1) * 4096 + 4] = b"\xff\xff\xff\x7f"
+    data[(overflow - 1) * page : (overflow - 1) * page + 4] = b"\xff\xff\xff\x7f"
     index.write_bytes(bytes(data))
     engine = _engine(make_engine)
     assert "invalid page number" in engine.db_integrity()  # the damage is real

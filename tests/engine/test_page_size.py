@@ -1,0 +1,93 @@
+"""New index files use 16 KB pages; a 4 KB index written before keeps working.
+
+A chunk row (text, vector, path, hash: ~2.8 KB at 384 dims) fills a 4 KB page by
+itself, so new indexes are created with 16 KB pages (``store.PAGE_SIZE``). An
+existing file keeps its page size: it opens, syncs and searches as it is, and a
+full reindex moves it to 16 KB pages when no other connection holds it open
+(otherwise the rebuilt file is written in the old page size, which SQLite's backup
+into a WAL database requires).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.core import Engine
+from engine.index.db import Database
+from engine.index.store import PAGE_SIZE, Store
+from tests.engine_fixtures import write
+
+
+def _page_size(path: Path) -> int:
+    db = Database(path)
+    try:
+        return db.page_size()
+    finally:
+        db.close()
+
+
+def _to_4k_pages(path: Path) -> None:
+    """Rewrite a closed index in SQLite's default 4 KB pages, as memdeck created
+    every index file before (WAL mode kept)."""
+    db = Database(path)
+    db.execute("pragma journal_mode=delete")
+    db.execute("pragma page_size=4096")
+    db.execute("vacuum")
+    db.execute("pragma journal_mode=wal")
+    db.close()
+    assert _page_size(path) == 4096
+
+
+def _paths(engine: Engine, query: str) -> list[str]:
+    return [r.path for r in engine.search(query).results]
+
+
+def _workspace(ws: Path) -> None:
+    write(ws, "MEMORY.md", "# Memory\n\n- The staging database is Postgres on port 5433\n")
+    write(ws, "memory/2026-03-10.md", "# 2026-03-10\n\n- Deploy window is Tuesday 14:00\n")
+
+
+def test_a_new_index_has_16k_pages(tmp_path: Path) -> None:
+    store = Store(tmp_path / "index.sqlite")
+    assert store.db.page_size() == PAGE_SIZE == 16384
+    store.close()
+    assert _page_size(tmp_path / "index.sqlite") == 16384
+    reopened = Store(tmp_path / "index.sqlite")  # opening again changes nothing
+    assert reopened.db.page_size() == 16384
+    reopened.close()
+
+
+def test_an_old_4k_index_opens_syncs_searches(make_engine, workspace_dir: Path) -> None:
+    _workspace(workspace_dir)
+    first = make_engine(provider=None)
+    first.sync(reason="test")
+    index = first.index_path
+    first.close()
+    _to_4k_pages(index)
+    engine = make_engine(provider=None)
+    engine.sync(reason="test")
+    assert engine.store.db.page_size() == 4096
+    assert _paths(engine, "Postgres port") == ["MEMORY.md"]
+    write(workspace_dir, "memory/2026-03-11.md", "# 2026-03-11\n\n- Kiwi rollout on Friday\n")
+    engine.sync(reason="test")
+    assert _paths(engine, "kiwi rollout") == ["memory/2026-03-11.md"]
+    assert engine.store.db.page_size() == 4096
+    # A full reindex while another connection holds the file: the rebuilt index is
+    # copied in with the old page size (a WAL database cannot change it).
+    other = Store(index)
+    engine.sync(reason="test", force=True)
+    assert engine.store.db.page_size() == 4096
+    assert other.fts_search('"kiwi"', 5, ["memory"])  # the other reader sees the new rows
+    other.close()
+    assert _paths(engine, "deploy window") == ["memory/2026-03-10.md"]
+    # Alone with it, the next full reindex writes the new layout.
+    engine.sync(reason="test", force=True)
+    assert engine.store.db.page_size() == 16384
+    assert _page_size(index) == 16384
+    assert _paths(engine, "Postgres port") == ["MEMORY.md"]
+    assert _paths(engine, "kiwi rollout") == ["memory/2026-03-11.md"]
+    assert engine.store.db.scalar("pragma journal_mode") == "wal"
+    assert engine.store.db.scalar("pragma integrity_check") == "ok"
+    write(workspace_dir, "memory/2026-03-12.md", "# 2026-03-12\n\n- Mango audit next week\n")
+    engine.sync(reason="test")
+    assert _paths(engine, "mango audit") == ["memory/2026-03-12.md"]
