@@ -16,12 +16,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, TabPane, TextArea
 from textual.worker import Worker, WorkerState
 
@@ -39,13 +41,7 @@ from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
 from tui.format import short_path, style_of
 from tui.keymap import KeySection, display_keys, key_rows, validate_keymap
-from tui.messages import (
-    EngineEvent,
-    OpenLocation,
-    ServiceStateChanged,
-    StatusLoaded,
-    TreeLoaded,
-)
+from tui.messages import EngineEvent, OpenLocation, ServiceStateChanged, TreeListing
 from tui.screens.dialogs import (
     AppendEntryScreen,
     ConfirmScreen,
@@ -311,6 +307,9 @@ class MemdeckApp(App[int]):
         self._pane_pending: str | None = None
         self.last_export: Path | None = None
         self.workspace_problem: WorkspaceProblem | None = None
+        #: True from the moment the app begins to exit (see ``exit``).
+        self.leaving = False
+        self._status_timer: Timer | None = None
 
     # -- theme variables --------------------------------------------------------------
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -369,7 +368,9 @@ class MemdeckApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.refresh_tree()
         self.refresh_status()
-        self.set_interval(STATUS_INTERVAL_S, self.refresh_status, name="status")
+        self._status_timer = self.set_interval(
+            STATUS_INTERVAL_S, self.refresh_status, name="status"
+        )
         self._update_topbar()
         if self.problems:
             self.startup_notice = "\n".join(self.problems)
@@ -435,23 +436,71 @@ class MemdeckApp(App[int]):
     def on_unmount(self) -> None:
         self.shutdown()
 
+    def exit(
+        self,
+        result: int | None = None,
+        return_code: int = 0,
+        message: RenderableType | None = None,
+    ) -> None:
+        """Stop what posts to the app, then exit (Textual tears the screen down after).
+
+        Nothing can reach a removed widget afterwards: the bridge is detached (no
+        engine event or service state is posted once ``detach`` returns), the status
+        timer is stopped, no new status/tree/sync work starts, and the running
+        workers are cancelled, so Textual discards their results. What was queued
+        before is handled ahead of the exit request, on the intact screen.
+
+        Textual can also tear the screen down without ``exit`` (Pilot's ``run_test``
+        leaving its block while the app still runs): it then clears ``is_running``
+        first, and the three handlers that take background results (worker states,
+        engine events, service states) ignore whatever arrives after that."""
+        self.stop_background()
+        super().exit(result, return_code, message)
+
+    def stop_background(self) -> None:
+        """Stop everything that would post to the app (idempotent)."""
+        self.leaving = True
+        self.bridge.detach()
+        if self._status_timer is not None:
+            self._status_timer.stop()
+        self.workers.cancel_all()
+
     def shutdown(self) -> None:
         """Stop listening and stop the background sync (idempotent)."""
-        self.bridge.detach()
-        self.workers.cancel_all()
+        self.stop_background()
         if self.sync_service is not None and self.sync_service.started:
             self.sync_service.stop(timeout=5.0)
 
     # -- workers ----------------------------------------------------------------------
-    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
+    # Status and tree loads return their result; the app takes it from the worker's
+    # SUCCESS state (``on_worker_state_changed``). A cancelled worker (exit, or a
+    # newer load of the same group) never reaches SUCCESS: Textual drops its result.
     def refresh_status(self) -> None:
-        self.post_message(StatusLoaded(self.engine.status()))
+        """Load ``engine.status()`` off the UI thread (the monitor and the top bar)."""
+        if not self.leaving:
+            self.run_worker(
+                self.engine.status,
+                name="status",
+                group="status",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
 
-    @work(thread=True, exclusive=True, group="tree", exit_on_error=False)
     def refresh_tree(self) -> None:
-        files = self.engine.workspace.list_files()
-        records = self.engine.store.files()
-        self.post_message(TreeLoaded(files, records))
+        """List the workspace and the index's view of each file off the UI thread."""
+        if not self.leaving:
+            self.run_worker(
+                self._list_tree,
+                name="tree",
+                group="tree",
+                thread=True,
+                exclusive=True,
+                exit_on_error=False,
+            )
+
+    def _list_tree(self) -> TreeListing:
+        return TreeListing(self.engine.workspace.list_files(), self.engine.store.files())
 
     @work(thread=True, group="sync", exit_on_error=False)
     def _sync_in_worker(self, reason: str, force: bool) -> None:
@@ -459,12 +508,23 @@ class MemdeckApp(App[int]):
 
     def request_sync(self, reason: str, *, force: bool = False) -> None:
         """Ask for a sync without waiting: the service when it runs, else a worker."""
+        if self.leaving:
+            return
         if self.sync_service is not None and self.sync_service.started:
             self.sync_service.request_sync(reason, force=force)
         else:
             self._sync_in_worker(reason, force)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if not self.is_running:
+            return  # Textual is tearing the screen down (see ``exit``)
+        if event.state == WorkerState.SUCCESS:
+            result = event.worker.result
+            if isinstance(result, EngineStatus):
+                self._show_status(result)
+            elif isinstance(result, TreeListing):
+                self.memory_tree.show_files(result.files, result.records)
+            return
         if event.state != WorkerState.ERROR:
             return
         error = event.worker.error
@@ -476,6 +536,8 @@ class MemdeckApp(App[int]):
     # -- messages ---------------------------------------------------------------------
     @on(EngineEvent)
     def _engine_event(self, message: EngineEvent) -> None:
+        if not self.is_running:
+            return  # Textual is tearing the screen down (see ``exit``)
         event = message.event
         self.monitor.apply_event(event)
         if isinstance(event, SyncStarted):
@@ -489,14 +551,9 @@ class MemdeckApp(App[int]):
                 self.search_pane.research()
             self._update_topbar()
 
-    def _panes_mounted(self) -> bool:
-        """False while the app tears its screen down at exit: a background worker's late
-        message (a status load after a reindex, a service state) is then dropped."""
-        return len(self.query("#monitor")) > 0
-
     def on_service_state_changed(self, message: ServiceStateChanged) -> None:
-        if not self._panes_mounted():
-            return
+        if not self.is_running:
+            return  # Textual is tearing the screen down (see ``exit``)
         old = self.service_state
         self.service_state = message.state
         self.monitor.show_service(message.state)
@@ -504,17 +561,10 @@ class MemdeckApp(App[int]):
             self.refresh_tree()
         self._update_topbar()
 
-    def on_status_loaded(self, message: StatusLoaded) -> None:
-        self.status = message.status
-        if not self._panes_mounted():
-            return
-        self.monitor.show_status(message.status)
+    def _show_status(self, status: EngineStatus) -> None:
+        self.status = status
+        self.monitor.show_status(status)
         self._update_topbar()
-
-    def on_tree_loaded(self, message: TreeLoaded) -> None:
-        if not self._panes_mounted():
-            return
-        self.memory_tree.show_files(message.files, message.records)
 
     def on_open_location(self, message: OpenLocation) -> None:
         self.open_location(message.path, message.line)

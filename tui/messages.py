@@ -5,9 +5,14 @@ in ``tui.bridge`` wraps each one in a message below and posts it to the app, so
 every widget update happens in a message handler on the UI thread. Progress
 messages replace each other in the queue (``can_replace``): if the UI falls
 behind a fast reindex it only draws the latest progress, never a backlog.
+Status and tree loads are not messages: their workers return the result and
+the app takes it from the worker's SUCCESS state, so a cancelled load (the app
+exiting, a newer load) never delivers anything.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from textual.message import Message
 
@@ -23,7 +28,6 @@ from engine.events import (
 from engine.index.store import FileRecord
 from engine.index.sync_service import SyncServiceState
 from engine.search.pipeline import SearchOutcome
-from engine.status import EngineStatus
 from engine.workspace.files import MemoryFile
 
 
@@ -89,27 +93,12 @@ class ServiceStateChanged(Message):
         return isinstance(message, ServiceStateChanged)
 
 
-class StatusLoaded(Message):
-    """``engine.status()`` computed off the UI thread."""
+@dataclass(frozen=True)
+class TreeListing:
+    """A tree load's result: the workspace listing and the index's view of each file."""
 
-    def __init__(self, status: EngineStatus) -> None:
-        super().__init__()
-        self.status = status
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, StatusLoaded)
-
-
-class TreeLoaded(Message):
-    """The workspace listing and the index's view of each file."""
-
-    def __init__(self, files: list[MemoryFile], records: dict[str, FileRecord]) -> None:
-        super().__init__()
-        self.files = files
-        self.records = records
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, TreeLoaded)
+    files: list[MemoryFile]
+    records: dict[str, FileRecord]
 
 
 class SearchFinished(Message):

@@ -83,8 +83,34 @@ def drive(app: MemdeckApp, scenario: Callable[[Any], Awaitable[None]]) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await scenario(pilot)
+            await leave(pilot)
 
     asyncio.run(main())
+
+
+async def leave(pilot: Any, timeout: float = 10.0) -> None:
+    """Quit the way a user does (``app.exit``: background work stopped first) and let
+    the app's message loop end before the harness tears the screen down. Leaving
+    ``run_test`` with the loop still running would tear the screen down under
+    messages the app is still handling, which a real run never does."""
+    app = pilot.app
+    if app.is_running and not app.leaving:
+        app.exit(0)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while app.is_running:
+        if loop.time() > deadline:
+            raise AssertionError("the app did not finish exiting")
+        await asyncio.sleep(0.01)
+
+
+async def settle(pilot: Any, groups: tuple[str, ...] = ("sync", "status", "tree")) -> None:
+    """Wait until the app's background loads are done: each finished sync starts a
+    status and a tree load, so wait again until none of ``groups`` is pending."""
+    app = pilot.app
+    while busy := [w for w in app.workers if w.group in groups and not w.is_finished]:
+        await asyncio.gather(*(w.wait() for w in busy), return_exceptions=True)
+        await pilot.pause()
 
 
 async def wait_for(pilot: Any, predicate: Callable[[], object], timeout: float = 10.0) -> None:

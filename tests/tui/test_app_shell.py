@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -13,8 +15,9 @@ from engine.events import FileError, SearchTimed, SyncDone, SyncProgress, SyncSt
 from engine.index.sync_service import SyncService
 from engine.qmd.backend import QmdBackend
 from engine.qmd.config import QmdSettings
+from engine.status import EngineStatus
 from tests.engine.test_qmd_runner import script
-from tests.tui.conftest import drive, search, wait_for
+from tests.tui.conftest import SIZE, drive, ready, search, wait_for
 from tui.app import key_sections
 from tui.keymap import all_ids
 from tui.screens.help import HelpScreen
@@ -260,22 +263,54 @@ def test_other_screens_open_from_the_palette_and_block_pane_keys(fts_engine, mak
     drive(app, go)
 
 
-def test_a_late_status_message_while_the_screen_is_torn_down_is_dropped(
-    fts_engine, make_app
+def test_a_status_load_that_finishes_while_the_screen_is_torn_down_is_dropped(
+    fts_engine, make_app, monkeypatch
 ) -> None:
-    """A status load finishing after a reindex can reach the app while it quits and its
-    panes are gone (seen on PostgreSQL, whose status is slower): it must not raise."""
-    from tui.messages import StatusLoaded
-
+    """A status load still running when the app is torn down (a slow PostgreSQL status
+    after a reindex; on the CI rehearsal the test left ``run_test`` without quitting)
+    finishes after Textual began the teardown: its result must not reach the panes
+    being removed (NoMatches for #monitor) nor be taken as the app's status."""
+    started = threading.Event()
+    real_status = fts_engine.status
     app = make_app(fts_engine)
 
+    def slow_status() -> EngineStatus:
+        started.set()
+        deadline = time.monotonic() + 10
+        while app.is_running and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return real_status()  # returns as the screen is being torn down
+
+    shown: list[EngineStatus | None] = []
+
+    async def main() -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            shown.append(app.status)
+            monkeypatch.setattr(fts_engine, "status", slow_status)
+            app.refresh_status()
+            await wait_for(pilot, started.is_set)
+            # leave without quitting: run_test tears the screen down at once
+
+    asyncio.run(main())
+    assert app.status is shown[0]  # the late load was never shown
+
+
+def test_nothing_is_posted_once_the_app_began_to_exit(fts_engine, make_app) -> None:
+    """Quitting detaches the bridge before the screen goes: an engine event or a
+    service state published afterwards (by a sync thread) is not posted."""
+    app = make_app(fts_engine)
+    counts: list[int] = []
+
     async def go(pilot: Pilot) -> None:
-        before = app.status
-        await app.monitor.remove()
-        status = fts_engine.status()
-        app.post_message(StatusLoaded(status))
-        await pilot.pause()
-        assert app.status is status and app.status is not before  # kept, not shown
-        assert len(app.query("#monitor")) == 0
+        app.exit(0)
+        counts.append(app.bridge.posted)
+        fts_engine.bus.publish(SyncStarted(reason="late", full=False))
+        counts.append(app.bridge.posted)
+        app.refresh_status()  # e.g. the handler of a SyncDone queued before the exit
+        app.refresh_tree()
+        loads = [w for w in app.workers if w.group in ("status", "tree")]
+        assert all(w.is_cancelled for w in loads)
 
     drive(app, go)
+    assert counts[0] == counts[1]

@@ -6,6 +6,7 @@ a full reindex switches generations without the app noticing anything but the sy
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from textual.widgets import Static
 from engine.tools import memory_search
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.pg_fixtures import engine_for, pg_env
-from tests.tui.conftest import drive, search, wait_for
+from tests.tui.conftest import drive, search, settle, wait_for
 from tests.tui.test_agent_activity import rows
 from tests.tui.test_app_shell import plain
 from tui.screens.agent_activity import AgentActivityScreen
@@ -69,11 +70,10 @@ def test_monitor_search_activity_and_reindex_on_postgres(
             lambda: engine.store.current_space() != space,  # type: ignore[attr-defined]
             timeout=60,
         )
-        await wait_for(
-            pilot,
-            lambda: not any(w.group == "sync" and w.is_running for w in app.workers),
-            timeout=60,
-        )
+        # the reindex's end starts a status and a tree load (slow on PostgreSQL):
+        # wait for all of them, so the test leaves an app with nothing in flight
+        await asyncio.wait_for(settle(pilot), timeout=60)
+        assert app.status is not None and app.status.chunks > 0
 
     try:
         drive(app, go)

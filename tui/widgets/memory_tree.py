@@ -4,8 +4,8 @@ Each file shows its index state, computed from the workspace listing and the
 index's ``files`` table without reading any file: indexed (size and mtime match
 what was indexed), dirty (changed since), new (never indexed), error (the
 indexer refused it, e.g. binary or too large) and warning (indexed with a
-problem, e.g. invalid UTF-8). The listing is produced off the UI thread and
-arrives as a ``TreeLoaded`` message; rebuilding keeps the expanded folders and
+problem, e.g. invalid UTF-8). The listing is produced off the UI thread (a
+worker's ``TreeListing``); rebuilding keeps the expanded folders and
 the cursor on the same file.
 """
 

@@ -1,7 +1,7 @@
 """The monitor: what the index is, whether it is fresh, and what it is doing.
 
-Fed by three message kinds, never by polling widgets from threads: ``StatusLoaded``
-(``engine.status()`` computed in a worker), the sync service's state snapshots,
+Fed by the app on the UI thread, never by polling widgets from threads:
+``engine.status()`` computed in a worker, the sync service's state snapshots,
 and engine events (progress, done, failures, search timings). Progress shows
 rate and ETA from the event itself, so a test that replays events sees exactly
 the numbers it sent.
