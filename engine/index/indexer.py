@@ -658,10 +658,24 @@ def clean_debris(
     return removed
 
 
+#: a rebuilt file with more of its pages free than this is VACUUMed before the swap
+VACUUM_FREE_SHARE = 0.05
+
+
 def finalize_for_swap(store: Store) -> None:
-    """Leave the temp file self-contained (no WAL) so renaming it is safe."""
+    """Leave the temp file self-contained (no WAL) so renaming it is safe, and compact.
+
+    A rebuild leaves free pages behind (cache entries pruned past
+    ``cache.maxEntries``, vectors moved out of the cache once the chunks hold them:
+    88.6 of 682.9 MB at 100k chunks) and a cache b-tree spread over pages its
+    shrunk rows no longer fill; nobody reads the temp file yet, so a ``VACUUM``
+    here (~7 s at 100k chunks) gives the index its packed size (413.8 MB there)."""
     store.db.execute("pragma wal_checkpoint(TRUNCATE)")
     store.db.execute("pragma journal_mode=delete")
+    pages = int(store.db.scalar("pragma page_count") or 0)
+    free = int(store.db.scalar("pragma freelist_count") or 0)
+    if pages and free > VACUUM_FREE_SHARE * pages:
+        store.db.execute("vacuum")
     store.close()
 
 

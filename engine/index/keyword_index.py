@@ -125,11 +125,58 @@ def bm25_scores(
     """bm25 (positive; FTS5's rank is its negation) of rows with these frequencies and
     lengths: ``fts_bm25.bm25_rank``'s operations, elementwise, in the same order."""
     d = dls.astype(np.float64)
+    # ``K1 * (1 - B + B * d / avgdl)`` is the same for every phrase: computed once,
+    # with the same operations in the same order (the doubles do not change)
+    norm = d * B
+    norm /= avgdl
+    norm += 1 - B
+    norm *= K1
     score = np.zeros(len(dls), dtype=np.float64)
     for p in phrases:
         f = tfs[p].astype(np.float64)
-        score = score + idfs[p] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * d / avgdl)))
+        part = f * (K1 + 1.0)
+        f += norm
+        part /= f
+        part *= idfs[p]
+        score += part
     return score
+
+
+class _Posting:
+    """One term's postings as a search reads them (pending changes merged in), and
+    lazily a table of its frequencies over the id range for large lookups."""
+
+    __slots__ = ("dense", "docs", "tfs")
+
+    def __init__(self, docs: np.ndarray, tfs: np.ndarray):
+        self.docs = docs
+        self.tfs = tfs
+        self.dense: np.ndarray | None = None
+
+    def table(self, size: int) -> np.ndarray:
+        """tf by row id over ``[0, size)`` (0 = not in the row): one gather answers
+        both "does the row hold the term" and "how often"."""
+        if self.dense is None or len(self.dense) < size:
+            top = int(self.tfs.max()) if len(self.tfs) else 0
+            dense = np.zeros(size, dtype=np.uint16 if top < 2**16 else np.int64)
+            dense[self.docs] = self.tfs
+            self.dense = dense
+        return self.dense
+
+
+@dataclass
+class _Snapshot:
+    """What the searches of one state of the index share (``Store._state_key``)."""
+
+    state: object
+    generation: str
+    totals: tuple[int, int] | None
+    postings: OrderedDict[str, _Posting]
+    dense_bytes: int = 0
+
+
+#: bytes of id-range tables (``_Posting.table``) kept per index state
+DENSE_BYTES = 32 * 2**20
 
 
 @dataclass(frozen=True)
@@ -150,6 +197,7 @@ class KeywordIndex:
         self._cache: OrderedDict[str, tuple[str, np.ndarray, np.ndarray]] = OrderedDict()
         self._cached = 0
         self._lengths: tuple[object, np.ndarray] | None = None
+        self._snapshot: _Snapshot | None = None
 
     # -- state -------------------------------------------------------------------------
     def ready(self) -> bool:
@@ -173,6 +221,7 @@ class KeywordIndex:
         self._set_meta("keyword_generation", str(int(gen or 0) + 1))
         self._cache.clear()
         self._cached = 0
+        self._snapshot = None
 
     # -- reading -----------------------------------------------------------------------
     def phrases(self, words: Sequence[str]) -> list[str] | None:
@@ -184,6 +233,37 @@ class KeywordIndex:
                 return None
             out.append(toks[0])
         return out
+
+    def _snap(self, state: object) -> _Snapshot:
+        """Generation, totals and merged postings of ``state``, read once per state
+        (a search then runs no statement per word)."""
+        snap = self._snapshot
+        if snap is None or snap.state != state:
+            snap = _Snapshot(state, self._generation(), totals(self.db), OrderedDict())
+            self._snapshot = snap
+        return snap
+
+    def _posting(self, term: str, snap: _Snapshot) -> _Posting:
+        got = snap.postings.get(term)
+        if got is None:
+            got = _Posting(*self.postings(term, snap.generation))
+            snap.postings[term] = got
+        else:
+            snap.postings.move_to_end(term)
+        return got
+
+    def _table(self, posting: _Posting, snap: _Snapshot, size: int) -> np.ndarray:
+        had = 0 if posting.dense is None else posting.dense.nbytes
+        table = posting.table(size)
+        snap.dense_bytes += table.nbytes - had
+        if snap.dense_bytes > DENSE_BYTES:  # drop the least recently used tables
+            for other in list(snap.postings.values()):
+                if snap.dense_bytes <= DENSE_BYTES:
+                    break
+                if other is not posting and other.dense is not None:
+                    snap.dense_bytes -= other.dense.nbytes
+                    other.dense = None
+        return table
 
     def postings(self, term: str, generation: str) -> tuple[np.ndarray, np.ndarray]:
         """(sorted row ids, term frequencies) of ``term``: the stored list with the
@@ -251,32 +331,41 @@ class KeywordIndex:
             return TopK(None, reason="a word of several tokens")
         if not phrases or k <= 0:
             return TopK([], 0)
-        got = totals(self.db)
+        snap = self._snap(state)
+        got = snap.totals
         if got is None:
             return TopK(None, reason="FTS5's averages record is unreadable")
         n_rows, n_tokens = got
         if n_rows <= 0:
             return TopK([], 0)
         avgdl = float(n_tokens) / float(n_rows)
-        gen = self._generation()
         terms = list(dict.fromkeys(phrases))
-        post = {t: self.postings(t, gen) for t in terms}
+        post = {t: self._posting(t, snap) for t in terms}
+        lengths = self.lengths(state)
+        tfs: dict[str, np.ndarray] = {}
         if require_all:
-            if any(len(post[t][0]) == 0 for t in terms):
+            if any(len(post[t].docs) == 0 for t in terms):
                 return TopK([], 0)
-            rare = min(terms, key=lambda t: len(post[t][0]))
-            cands = post[rare][0]
-            for t in terms:
-                if t == rare or not len(cands):
-                    continue
-                docs = post[t][0]
-                pos = np.minimum(np.searchsorted(docs, cands), len(docs) - 1)
-                cands = cands[docs[pos] == cands]
+            # from the rarest word: each further word's lookup both filters the
+            # candidates and gives their frequencies (no second pass for scoring)
+            order = sorted(terms, key=lambda t: len(post[t].docs))
+            cands = post[order[0]].docs
+            tfs[order[0]] = post[order[0]].tfs
+            for t in order[1:]:
+                if not len(cands):
+                    break
+                f = self._tf_of(post[t], cands, snap, len(lengths))
+                held = f > 0
+                if not held.all():
+                    cands = cands[held]
+                    f = f[held]
+                    tfs = {u: v[held] for u, v in tfs.items()}
+                tfs[t] = f
         else:
-            cands = _union([post[t][0] for t in terms if len(post[t][0])])
+            cands = _union([post[t].docs for t in terms if len(post[t].docs)])
         if not len(cands):
             return TopK([], 0)
-        scores = self._score(cands, phrases, post, n_rows, avgdl, state)
+        scores = self._score(cands, phrases, post, n_rows, avgdl, state, snap, tfs)
         if scores is None:
             return TopK(None, reason="a row without a recorded length")
         return TopK(_best(cands, scores, k), len(cands))
@@ -286,35 +375,37 @@ class KeywordIndex:
     ) -> dict[int, float] | None:
         """FTS5's rank of each of ``ids`` that the AND (OR) of ``words`` matches."""
         phrases = self.phrases(words)
-        got = totals(self.db)
+        snap = self._snap(state)
+        got = snap.totals
         if phrases is None or got is None:
             return None
         n_rows, n_tokens = got
         if not phrases or n_rows <= 0 or not ids:
             return {}
-        gen = self._generation()
-        post = {t: self.postings(t, gen) for t in dict.fromkeys(phrases)}
+        post = {t: self._posting(t, snap) for t in dict.fromkeys(phrases)}
         cands = np.unique(np.asarray(ids, dtype=np.int64))
-        held = [self._tf_of(post[t], cands) > 0 for t in post]
+        size = len(self.lengths(state))
+        held = [self._tf_of(post[t], cands, snap, size) > 0 for t in post]
         mask = np.logical_and.reduce(held) if require_all else np.logical_or.reduce(held)
         cands = cands[mask]
         if not len(cands):
             return {}
-        scores = self._score(cands, phrases, post, n_rows, float(n_tokens) / n_rows, state)
+        avgdl = float(n_tokens) / n_rows
+        scores = self._score(cands, phrases, post, n_rows, avgdl, state, snap, {})
         if scores is None:
             return None
         return {int(c): -1.0 * float(s) for c, s in zip(cands, scores, strict=True)}
 
-    @staticmethod
-    def _tf_of(posting: tuple[np.ndarray, np.ndarray], cands: np.ndarray) -> np.ndarray:
-        """Each candidate's frequency of the term (0 where it does not occur)."""
-        docs, tfs = posting
+    def _tf_of(
+        self, posting: _Posting, cands: np.ndarray, snap: _Snapshot, size: int
+    ) -> np.ndarray:
+        """Each (sorted) candidate's frequency of the term (0 where it does not occur)."""
+        docs, tfs = posting.docs, posting.tfs
         if not len(docs) or not len(cands):
             return np.zeros(len(cands), dtype=np.int64)
         if len(cands) > DENSE_FROM:  # many rows: a table over the id range beats bisection
-            dense = np.zeros(max(int(docs[-1]), int(cands[-1])) + 1, dtype=np.int64)
-            dense[docs] = tfs
-            out: np.ndarray = dense[cands]
+            need = max(size, int(docs[-1]) + 1, int(cands[-1]) + 1)
+            out: np.ndarray = self._table(posting, snap, need)[cands]
             return out
         pos = np.minimum(np.searchsorted(docs, cands), len(docs) - 1)
         return np.where(docs[pos] == cands, tfs[pos], 0)
@@ -323,24 +414,31 @@ class KeywordIndex:
         self,
         cands: np.ndarray,
         phrases: list[str],
-        post: dict[str, tuple[np.ndarray, np.ndarray]],
+        post: dict[str, _Posting],
         n_rows: int,
         avgdl: float,
         state: object,
+        snap: _Snapshot,
+        known: dict[str, np.ndarray],
     ) -> np.ndarray | None:
+        """bm25 of ``cands``; ``known`` holds frequencies the caller already has."""
         lengths = self.lengths(state)
         if int(cands[-1]) >= len(lengths):
             return None
         dls = lengths[cands]
         if (dls < 0).any():
             return None
-        tfs = {t: self._tf_of(post[t], cands) for t in post}
-        idfs = {t: idf(n_rows, len(post[t][0])) for t in post}
+        tfs = {
+            t: known[t] if t in known else self._tf_of(post[t], cands, snap, len(lengths))
+            for t in post
+        }
+        idfs = {t: idf(n_rows, len(post[t].docs)) for t in post}
         return bm25_scores(phrases, tfs, dls, idfs, avgdl)
 
     # -- keeping in step ---------------------------------------------------------------------
     def follow(self, removed: Iterable[tuple[int, str]], added: Iterable[tuple[int, str]]) -> None:
         """Record a write's removed and added rows (inside the caller's transaction)."""
+        self._snapshot = None
         rows: list[tuple[str, int, int]] = []
         sizes: dict[int, int] = {}
         for cid, text in removed:

@@ -374,10 +374,12 @@ class Store:
             "create virtual table chunks_vec using vec0("
             f"embedding float[{dims}] distance_metric=cosine)"
         )
-        rows = self.db.execute("select id, embedding from chunks where embedding is not null")
-        self.db.executemany(
-            "insert into chunks_vec(rowid, embedding) values (?, ?)",
-            [(r[0], r[1]) for r in rows if r[1] is not None and len(r[1]) == dims * 4],
+        # one statement: the vectors go from table to table inside SQLite (reading
+        # them into Python first held every vector twice, ~300 MB at 100k chunks)
+        self.db.execute(
+            "insert into chunks_vec(rowid, embedding) select id, embedding from chunks"
+            " where embedding is not null and length(embedding) = ?",
+            (dims * 4,),
         )
 
     def maintain_vec_table(self) -> None:
@@ -1037,11 +1039,15 @@ class Store:
         self, q: np.ndarray, limit: int, sources: Sequence[str]
     ) -> list[tuple[int, float]]:
         ids, matrix = self.vector_matrix(sources)
-        if matrix.shape[0] == 0 or matrix.shape[1] != q.shape[0]:
+        n = matrix.shape[0]
+        if n == 0 or matrix.shape[1] != q.shape[0]:
             return []
-        sims = matrix @ q
-        k = min(limit, sims.shape[0])
-        top = np.argpartition(-sims, k - 1)[:k]
+        # One sgemv over the C-contiguous float32 rows (no copy of the matrix, no
+        # promotion: the query is float32 too); it reads 154 MB at 100k × 384 and
+        # is bound by memory bandwidth. Then the k best without sorting the rest.
+        sims = matrix @ np.ascontiguousarray(q, dtype=np.float32)
+        k = min(limit, n)
+        top = np.argpartition(sims, n - k)[n - k :] if k < n else np.arange(n)
         top = top[np.argsort(-sims[top], kind="stable")]
         return [(int(ids[i]), float(sims[i])) for i in top]
 
