@@ -143,13 +143,16 @@ def time_queries(
 
 
 def latency_suite(
-    engine: Engine, query_provider: EmbeddingProvider | None, queries: list[str]
+    engine: Engine,
+    query_provider: EmbeddingProvider | None,
+    queries: list[str],
+    paths: tuple[str, ...] = VECTOR_PATHS,
 ) -> dict[str, Any]:
     opts = common.default_options()
     out: dict[str, Any] = {
         "fts-only": time_queries(engine, None, queries, opts.with_(mode="fts"), "auto")
     }
-    for path in VECTOR_PATHS:
+    for path in paths:
         engine.store._matrix_cache = None  # a cold numpy matrix for the first-query number
         t0 = time.perf_counter()
         retrieve(engine.store, query_provider, queries[0], opts, vector_path=path)
@@ -317,7 +320,7 @@ def query_embedder() -> tuple[EmbeddingProvider, str]:
 
 #: parts of a size's run that ``--skip`` can leave out (to split a 100k run in calls
 #: that each fit a benchmark slot)
-PARTS = ("fts-index", "hash-index", "latency", "edit", "old-layout", "vacuum")
+PARTS = ("fts-index", "hash-index", "latency", "sqlite-vec", "edit", "old-layout", "vacuum")
 
 
 def child_size(
@@ -341,7 +344,9 @@ def child_size(
         result["query_embedder"] = qname
         result["stored_vectors"] = "HashEmbedder (feature hashing, 384 dims)"
         common.log(f"{n}: query latency")
-        result["latency"] = latency_suite(engine, qprov, queries)
+        paths = tuple(p for p in VECTOR_PATHS if p not in skip)  # "sqlite-vec": numpy only
+        result["latency"] = latency_suite(engine, qprov, queries, paths)
+        result["rss_after_latency_mb"] = round(vm_hwm_mb(), 1)
         qprov.close()
         if n == min(SIZES):
             result["query_embed"] = query_embed_latency(queries)
