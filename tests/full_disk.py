@@ -15,8 +15,12 @@ import pytest
 
 
 @contextlib.contextmanager
-def small_tmpfs(mount: Path, size: str = "2m") -> Iterator[Path]:
-    """A ``size`` tmpfs mounted on ``mount`` (created) for the block."""
+def small_tmpfs(mount: Path, size: str = "8m") -> Iterator[Path]:
+    """A ``size`` tmpfs mounted on ``mount`` (created) for the block.
+
+    8 MiB: a new index's ~30 tables and indexes take a 16 KB page each (~0.5 MB
+    empty), and its first index holds the rebuilt file and the WAL of its copy
+    beside it; the tests fill whatever is left to the last byte."""
     mount.mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], capture_output=True

@@ -1,7 +1,7 @@
 """A full disk, a read-only state folder and an index path that is a folder (issue 18).
 
-The full disk is real: the state folder is a 2 MiB tmpfs mounted for the test
-and filled to the last byte (``mount -t tmpfs -o size=2m``); the read-only
+The full disk is real: the state folder is an 8 MiB tmpfs mounted for the test
+and filled to the last byte (``mount -t tmpfs -o size=8m``); the read-only
 state folder is the same tmpfs remounted ``ro`` (root ignores permission bits,
 a read-only filesystem it cannot). Where mounting is not permitted these tests
 are skipped, saying so. Reading — search, get, status — must work without
