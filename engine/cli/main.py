@@ -463,8 +463,10 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
     def num(x: float | None) -> str:  # as the breakdown prints it (− for minus)
         return _fmt(x).replace("-", "−") if x is not None else "-"
 
-    line = b.get("best_line")
-    vec_from = [f"best line L{line}"] if line is not None else []
+    from engine.search.explain import best_unit
+
+    unit = best_unit(b.get("best_line"), b.get("best_line_end"))
+    vec_from = [f"best {unit} {num(b.get('line_cosine'))}"] if unit is not None else []
     vec_from.append(f"chunk cosine {num(b['vector_score'])}")
     if b["vector_position"]:
         vec_from.append(f"vector list #{b['vector_position']}")

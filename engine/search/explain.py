@@ -30,6 +30,7 @@ __all__ = [
     "all_lines",
     "bar_legend",
     "bar_line",
+    "best_unit",
     "evaluate",
     "fmt",
     "score_lines",
@@ -70,6 +71,14 @@ def _exact(value: float) -> str:
     if text.endswith(".0"):
         text = text[:-2]
     return text.replace("-", "−")
+
+
+def best_unit(first: int | None, last: int | None) -> str | None:
+    """Where the calibrated vector side's cosine comes from: ``line L4``, or
+    ``paragraph L4–9`` for wrapped prose embedded as one unit; None: the chunk."""
+    if first is None:
+        return None
+    return f"line L{first}" if last is None or last == first else f"paragraph L{first}–{last}"
 
 
 def threshold(value: float) -> str:
@@ -181,10 +190,19 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
         return None
     if c.fusion == "calibrated":
         if side == "vector":
+            # the best unit's cosine against the chunk's own, when there are both
+            both = c.line_cosine is not None and c.vector_score is not None
+            cos = f"max({fmt(c.line_cosine or 0.0)}, {fmt(c.vector_score or 0.0)})"
             if ref is None or ref == (0.0, 1.0):
+                if both:
+                    return Line(
+                        f"max(0, {fmt(c.line_cosine or 0.0)}, {fmt(c.vector_score or 0.0)})",
+                        fmt(comp),
+                    )
                 return Line(f"max(0, {fmt(value)})", fmt(comp)) if value < 0 else None
             zero, one = _exact(ref[0]), _exact(ref[1])
-            return Line(f"min(1, max(0, ({fmt(value)} − {zero}) ÷ ({one} − {zero})))", fmt(comp))
+            x = cos if both else fmt(value)
+            return Line(f"min(1, max(0, ({x} − {zero}) ÷ ({one} − {zero})))", fmt(comp))
         if ref is None:
             return None
         return Line(f"min(1, {fmt(value)} ÷ ({_exact(ref[0])} × {fmt(ref[1])}))", fmt(comp))

@@ -133,10 +133,11 @@ class Retrieval:
     #: OpenClaw's rule that a side which did not list a chunk counts 0.
     text_ranks: dict[int, float] = field(default_factory=dict)
     cosines: dict[int, float] = field(default_factory=dict)
-    #: hybrid only: each candidate's line most similar to the query, as (file line,
-    #: cosine), from the stored line vectors (``engine.index.line_vectors``), and
+    #: hybrid only: each candidate's unit (line, or paragraph of wrapped prose) most
+    #: similar to the query, as (first file line, cosine, last file line), from the
+    #: stored line vectors (``engine.index.line_vectors``), and
     #: the summed FTS5 idf of the query's words; the "calibrated" fusion uses them
-    line_hits: dict[int, tuple[int, float]] = field(default_factory=dict)
+    line_hits: dict[int, tuple[int, float, int]] = field(default_factory=dict)
     query_idf_sum: float = 0.0
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
@@ -171,8 +172,13 @@ class Candidate:
     text_ref: tuple[float, ...] | None = None
     vector_ref: tuple[float, ...] | None = None
     normalization: str = "minmax"
-    #: calibrated fusion: the file line whose vector is closest to the query
+    #: calibrated fusion: the file lines (first, last) of the unit whose vector is
+    #: closest to the query — one line, or a paragraph of wrapped prose
     best_line: int | None = None
+    best_line_end: int | None = None
+    #: calibrated fusion: that unit's cosine; the side's input is the larger of it
+    #: and the chunk's own cosine (``vector_score``)
+    line_cosine: float | None = None
     vector_weight: float = 0.0
     text_weight: float = 0.0
     fused_score: float = 0.0  # weighted score before decay
@@ -386,7 +392,7 @@ def retrieve(
     else:
         fts_extra = vec_extra = 0.0
     rows = store.chunk_rows(ids)
-    line_hits: dict[int, tuple[int, float]] = {}
+    line_hits: dict[int, tuple[int, float, int]] = {}
     idf_sum = 0.0
     if complete and qvec is not None and provider is not None:
         tl = time.perf_counter()
@@ -699,8 +705,13 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
                 c.vector_ref = (scoring.CALIBRATED_COSINE_ZERO, scoring.CALIBRATED_COSINE_ONE)
                 line = retrieval.line_hits.get(c.chunk_id)
                 if line is not None:
-                    c.best_line = line[0]
-                    c.vector_input = scoring.quantize(line[1])
+                    c.best_line, c.best_line_end = line[0], line[2]
+                    c.line_cosine = scoring.quantize(line[1])
+                    c.vector_input = (
+                        c.line_cosine
+                        if c.vector_score is None
+                        else max(c.line_cosine, c.vector_score)
+                    )
                 else:
                     c.vector_input = c.vector_score
     return list(cands.values())
@@ -841,7 +852,8 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
         return
     if fusion == "calibrated":
         # Absolute sides (see scoring.calibrated_text/calibrated_vector): the best
-        # line's cosine, and the share of the query's idf the chunk's bm25 reaches.
+        # cosine of the chunk and its units, and the share of the query's idf the
+        # chunk's bm25 reaches.
         for c in cands:
             c.vector_component = (
                 None

