@@ -173,6 +173,7 @@ class _Snapshot:
     totals: tuple[int, int] | None
     postings: OrderedDict[str, _Posting]
     dense_bytes: int = 0
+    count: int = 0  # postings held (bounded by ``CACHE_POSTINGS`` like the decoded cache)
 
 
 #: bytes of id-range tables (``_Posting.table``) kept per index state
@@ -245,11 +246,23 @@ class KeywordIndex:
 
     def _posting(self, term: str, snap: _Snapshot) -> _Posting:
         got = snap.postings.get(term)
-        if got is None:
-            got = _Posting(*self.postings(term, snap.generation))
-            snap.postings[term] = got
-        else:
+        if got is not None:
             snap.postings.move_to_end(term)
+            return got
+        got = _Posting(*self.postings(term, snap.generation))
+        stored = self._cache.get(term)
+        if stored is not None and stored[1] is not got.docs:
+            # merged with pending rows: keep one copy (the stored list is read again
+            # after the next write, as a search read it before the snapshots)
+            self._cache.pop(term)
+            self._cached -= len(stored[1])
+        snap.postings[term] = got
+        snap.count += len(got.docs)
+        while snap.count > CACHE_POSTINGS and len(snap.postings) > 1:
+            _, old = snap.postings.popitem(last=False)
+            snap.count -= len(old.docs)
+            if old.dense is not None:
+                snap.dense_bytes -= old.dense.nbytes
         return got
 
     def _table(self, posting: _Posting, snap: _Snapshot, size: int) -> np.ndarray:
