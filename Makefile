@@ -5,7 +5,7 @@ BIN ?= .venv/bin
 
 .PHONY: check test lint imports typecheck snapshots
 .PHONY: bench bench-quality bench-locomo bench-cranfield bench-offtopic bench-calibrate
-.PHONY: bench-scale bench-scale-quick bench-sync bench-mcp bench-mcp-http
+.PHONY: bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
 
 check:
 	bash scripts/test.sh
@@ -60,6 +60,10 @@ bench-scale-quick:
 # edit-to-searchable through the watcher (SyncService, 1.5 s debounce), 10k chunks
 bench-sync:
 	$(PY) -m tests.bench.bench_sync_latency
+
+# the terminal app: start-up on the demo, keystroke → results painted at 10k chunks
+bench-tui:
+	$(PY) -m tests.bench.bench_tui $(ARGS)
 
 # memory_search per call: stdio MCP (SDK client) vs a `memdeck search` process, 10k chunks
 bench-mcp:

@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import datetime as dt
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -47,7 +48,8 @@ from tests.bench import common, synthetic
 
 SIZE = (120, 40)
 STARTUP_TARGET_S = 1.5
-KEYSTROKE_TARGET_MS = 150.0
+#: issue 16: keystroke → results painted at 10k chunks, p95
+KEYSTROKE_P95_TARGET_MS = 60.0
 
 
 class RealQueryCost:
@@ -250,46 +252,47 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--startup-runs", type=int, default=5)
+    parser.add_argument(
+        "--startup-runs", type=int, default=5, help="0: skip the start-up measurement"
+    )
     parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
     args = parser.parse_args(argv)
 
-    common.log("start-up on the demo workspace")
-    startup = measure_startup(args.startup_runs)
+    loads = [os.getloadavg()]
+    startup: dict[str, Any] | None = None
+    rows: list[tuple[str, str, str]] = []
+    if args.startup_runs > 0:
+        common.log("start-up on the demo workspace")
+        startup = measure_startup(args.startup_runs)
+        loads.append(os.getloadavg())
+        rows += [
+            (
+                f"start-up, demo workspace ({startup['provider']} provider):"
+                " process start → tree and search box on screen",
+                f"{startup['to_usable_s_median']:.2f} s",
+                f"< {STARTUP_TARGET_S} s",
+            ),
+            ("  process start → first frame", f"{startup['to_first_frame_s_median']:.2f} s", ""),
+            (
+                "  process start → status shown (embedding model loaded)",
+                f"{startup['to_ready_s_median']:.2f} s",
+                "",
+            ),
+            ("  whole process, including exit", f"{startup['process_wall_s_median']:.2f} s", ""),
+            (
+                "  first run (creates and indexes the demo)",
+                f"{startup['first_run_process_wall_s']:.2f} s",
+                "",
+            ),
+        ]
     common.log(f"keystroke latency on {args.chunks} chunks")
     keys = measure_keystrokes(args.chunks, args.queries, args.seed)
-
-    rows = [
+    loads.append(os.getloadavg())
+    rows += [
         (
-            f"start-up, demo workspace ({startup['provider']} provider):"
-            " process start → tree and search box on screen",
-            f"{startup['to_usable_s_median']:.2f} s",
-            f"< {STARTUP_TARGET_S} s",
-        ),
-        (
-            "  process start → first frame",
-            f"{startup['to_first_frame_s_median']:.2f} s",
-            "",
-        ),
-        (
-            "  process start → status shown (embedding model loaded)",
-            f"{startup['to_ready_s_median']:.2f} s",
-            "",
-        ),
-        (
-            "  whole process, including exit",
-            f"{startup['process_wall_s_median']:.2f} s",
-            "",
-        ),
-        (
-            "  first run (creates and indexes the demo)",
-            f"{startup['first_run_process_wall_s']:.2f} s",
-            "",
-        ),
-        (
-            f"keystroke → results, {keys['chunks']} chunks, median / p95 / max",
+            f"keystroke → results painted, {keys['chunks']} chunks, median / p95 / max",
             "{median:.1f} / {p95:.1f} / {max:.1f} ms".format(**keys["internal_ms"]),
-            f"< {KEYSTROKE_TARGET_MS:.0f} ms",
+            f"p95 ≤ {KEYSTROKE_P95_TARGET_MS:.0f} ms",
         ),
         (
             "  of which: engine search (FTS + MiniLM query + vector)",
@@ -309,7 +312,17 @@ def main(argv: list[str] | None = None) -> None:
     ]
     common.table(["measure", "result", "target"], rows, title="memdeck terminal app")
     print(f"query embedder: {keys['query_embedder']}; {keys['keystrokes']} keystrokes")
-    common.write_results("tui", {"startup": startup, "keystrokes": keys})
+    p95 = keys["internal_ms"]["p95"]
+    verdict = "met" if p95 <= KEYSTROKE_P95_TARGET_MS else "missed"
+    print(f"keystroke p95 target ≤ {KEYSTROKE_P95_TARGET_MS:.0f} ms: {verdict} ({p95:.1f} ms)")
+    common.write_results(
+        "tui" if startup is not None else "tui_keystrokes",
+        {
+            "loadavg_during": [[round(x, 2) for x in la] for la in loads],
+            "startup": startup,
+            "keystrokes": keys,
+        },
+    )
 
 
 if __name__ == "__main__":
