@@ -339,4 +339,17 @@ class BreakdownView(VerticalScroll):
         )
 
     def show(self, renderable: RenderableType) -> None:
-        self.query_one("#breakdown-body", Static).update(renderable)
+        """Show ``renderable``. The screen's layout is redone only when the body's
+        height changes: a reflow of the whole screen on every keystroke is a good
+        part of what made typing slow (issue 16). For ``Text`` the height is known
+        by wrapping it at the body's width, as the body will."""
+        body = self.query_one("#breakdown-body", Static)
+        size = body.content_size
+        same = size.width > 0 and self._height_of(renderable, size.width) == size.height
+        body.update(renderable, layout=not same)
+
+    def _height_of(self, renderable: RenderableType, width: int) -> int | None:
+        """Lines ``renderable`` takes at ``width`` cells; None when unknown."""
+        if not isinstance(renderable, Text):
+            return None
+        return len(renderable.wrap(self.app.console, width))

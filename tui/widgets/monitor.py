@@ -141,8 +141,13 @@ class MonitorPane(VerticalScroll):
         elif isinstance(event, SearchTimed):
             self.search_ms.append(event.duration_ms)
             self.query_one("#spark-search", Sparkline).data = list(self.search_ms)
-            self.query_one("#spark-search-label", Label).update(
-                f"search · last {event.duration_ms:.1f} ms · max {max(self.search_ms):.1f} ms"
+            label = self.query_one("#spark-search-label", Label)
+            # every search lands here: while the monitor is hidden (the user is typing
+            # in the search pane) its new width needs no reflow of the screen; showing
+            # the monitor lays it out anyway
+            label.update(
+                f"search · last {event.duration_ms:.1f} ms · max {max(self.search_ms):.1f} ms",
+                layout=label.is_on_screen,
             )
 
     @property

@@ -184,6 +184,8 @@ class SearchPane(Vertical):
         self.shown = 0
         self.painted = 0
         self._whynot_drawn: SearchOutcome | None = None
+        #: what the breakdown shows: (outcome, highlighted candidate, width)
+        self._breakdown_shown: tuple[SearchOutcome | None, Candidate | None, int] | None = None
         #: a replayed agent search waiting for its results: (query, expected hits, who/when,
         #: the backend that answered the agent)
         self._replay: tuple[str, list[tuple[str, int, int]], str, str] | None = None
@@ -506,6 +508,20 @@ class SearchPane(Vertical):
     def _show_breakdown(self) -> None:
         view = self.query_one("#breakdown", BreakdownView)
         outcome = self.outcome
+        # ``_draw`` shows the breakdown, then moving the cursor there may highlight
+        # the same row again: explaining it twice per keystroke is wasted work
+        # (compared by identity: a ranking is a new object, and dataclass equality
+        # would compare every candidate's numbers)
+        key = (outcome, self.highlighted(), self._detail_width())
+        last = self._breakdown_shown
+        if (
+            outcome is not None
+            and last is not None
+            and all(a is b for a, b in zip(key[:2], last[:2], strict=True))
+            and key[2] == last[2]
+        ):
+            return
+        self._breakdown_shown = key
         if outcome is None:
             view.show(Text("Type a query: the breakdown of the highlighted result appears here."))
             return
