@@ -38,7 +38,8 @@ def _calibrated_vector(c: Candidate) -> str:
         if unit is not None
         else f"chunk cosine {value} (no line vectors)"
     )
-    return f"{where}: {line}" if line else where
+    # the arithmetic on a line of its own, as the text side's (80 columns)
+    return f"{where}:\n       {line}" if line else where
 
 
 def _calibrated_text(c: Candidate) -> str:
