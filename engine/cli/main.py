@@ -106,25 +106,70 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     p = sub.add_parser("search", parents=[common], help="memory_search from the shell")
     p.add_argument("query", nargs="?", help="search text")
-    p.add_argument("--max-results", type=whole_number(1), dest="max_results", metavar="N")
-    p.add_argument("--min-score", type=fraction, dest="min_score", metavar="X")
+    p.add_argument(
+        "--max-results",
+        type=whole_number(1),
+        dest="max_results",
+        metavar="N",
+        help="at most N results, N ≥ 1 (default: query.maxResults from the config, 6)",
+    )
+    p.add_argument(
+        "--min-score",
+        type=fraction,
+        dest="min_score",
+        metavar="X",
+        help="drop results scoring below X, 0…1 (default: query.minScore, 0.35)",
+    )
     p.add_argument("--explain", action="store_true", help="include the score breakdown")
-    p.add_argument("--batch", type=Path, help="JSONL file of {id, query}; '-' for stdin")
-    p.add_argument("--mode", choices=("hybrid", "fts", "vector"))
-    p.add_argument("--fusion", choices=FUSIONS)
-    p.add_argument("--mmr", action=argparse.BooleanOptionalAction, default=None)
-    p.add_argument("--decay", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument(
+        "--batch",
+        type=Path,
+        metavar="FILE",
+        help="JSONL file of {id, query}, one result line each (with --json); '-' for stdin",
+    )
+    p.add_argument(
+        "--mode", choices=("hybrid", "fts", "vector"), help="which side(s) to search with"
+    )
+    p.add_argument("--fusion", choices=FUSIONS, help="how the two sides' scores are combined")
+    p.add_argument(
+        "--mmr",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="MMR re-ranking for diversity on or off (default: the config's)",
+    )
+    p.add_argument(
+        "--decay",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="temporal decay of dated daily logs on or off (default: the config's)",
+    )
     p.add_argument(
         "--backend", choices=("qmd", "builtin"), help="force the QMD sidecar or the builtin index"
     )
     p.add_argument(
         "--compare", action="store_true", help="qmd search vs builtin FTS-only, side by side"
     )
-    p.add_argument("--session-key", dest="session_key", help="session key for memory.qmd.scope")
+    p.add_argument(
+        "--session-key",
+        dest="session_key",
+        metavar="KEY",
+        help="session key for memory.qmd.scope",
+    )
     p = sub.add_parser("get", parents=[common], help="memory_get: read lines of a memory file")
-    p.add_argument("path")
-    p.add_argument("--from", type=whole_number(1), dest="from_line", metavar="N")
-    p.add_argument("--lines", type=whole_number(1), metavar="N")
+    p.add_argument("path", help="workspace-relative memory file, e.g. MEMORY.md")
+    p.add_argument(
+        "--from",
+        type=whole_number(1),
+        dest="from_line",
+        metavar="N",
+        help="first line to read, N ≥ 1 (default 1)",
+    )
+    p.add_argument(
+        "--lines",
+        type=whole_number(1),
+        metavar="N",
+        help="at most N lines, N ≥ 1 (default 120; a page also stops at 12,000 characters)",
+    )
     p.add_argument(
         "--from-char",
         type=whole_number(0),
@@ -136,21 +181,47 @@ def build_parser() -> argparse.ArgumentParser:
     msub = p.add_subparsers(dest="model_command", parser_class=_Parser, required=True)
     mi = msub.add_parser("import", parents=[common], help="convert a BERT model dir to GGUF")
     mi.add_argument("dir", nargs="?", type=Path, help="model folder (default: packaged MiniLM)")
-    mi.add_argument("--out", type=Path)
-    mi.add_argument("--dtype", choices=("f16", "f32"), default="f16")
-    mi.add_argument("--no-register", action="store_true")
+    mi.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE.gguf",
+        help="where to write the GGUF (default: memdeck's models folder)",
+    )
+    mi.add_argument(
+        "--dtype", choices=("f16", "f32"), default="f16", help="weight precision (default f16)"
+    )
+    mi.add_argument(
+        "--no-register",
+        action="store_true",
+        help="only write the file; do not make it the default local model",
+    )
     p = sub.add_parser("demo", parents=[common], help="create the demo workspace and open it")
-    p.add_argument("dir", nargs="?", type=Path)
+    p.add_argument(
+        "dir", nargs="?", type=Path, help="where to create it (default: memdeck's demo folder)"
+    )
     p.add_argument("--no-tui", action="store_true", help="only create and index it")
     p = sub.add_parser("tui", parents=[common], help="open the terminal app")
-    p.add_argument("path", nargs="?", type=Path)
+    p.add_argument(
+        "path", nargs="?", type=Path, help="workspace folder (default: the agent's workspace)"
+    )
     sub.add_parser("sessions", parents=[common], help="token estimate and memory-flush state")
     p = sub.add_parser("promote", parents=[common], help="review dreaming candidates for MEMORY.md")
     p.add_argument("--apply", action="store_true", help="accept the listed candidates")
-    p.add_argument("--key", action="append", dest="keys", help="only this candidate (repeatable)")
+    p.add_argument(
+        "--key",
+        action="append",
+        dest="keys",
+        metavar="KEY",
+        help="only this candidate (repeatable)",
+    )
     p.add_argument("--reject", action="append", default=[], metavar="KEY", help="reject KEY")
     p = sub.add_parser("dream", parents=[common], help="run dreaming phases (writes DREAMS.md)")
-    p.add_argument("--phase", action="append", choices=("light", "deep", "rem"))
+    p.add_argument(
+        "--phase",
+        action="append",
+        choices=("light", "deep", "rem"),
+        help="run this phase (repeatable; default: every enabled phase, in order)",
+    )
     p.add_argument("--due", action="store_true", help="only phases whose cron time has come")
     from engine.cli.mcp_command import add_parser as add_mcp_parser
 
@@ -343,8 +414,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     from engine.search.results import SearchUnavailable
     from engine.tools import search_answer, search_memory, tools_disabled_reason
 
-    if args.batch is None and not args.query:
+    if args.batch is not None and args.query is not None:
+        raise UsageError("search takes a QUERY or --batch FILE, not both")
+    if args.batch is None and args.query is None:
         raise UsageError("search needs a QUERY or --batch FILE")
+    if args.query is not None and not args.query.strip():
+        raise UsageError("the query is empty: give words to search for")
+    if args.batch is not None and str(args.batch) != "-" and not args.batch.is_file():
+        what = "is a folder" if args.batch.is_dir() else "does not exist"
+        raise UsageError(f"--batch {args.batch} {what}: give a JSONL file, or '-' for stdin")
     engine = open_engine(args, read_only=True)  # never builds an index nor probes a provider
     try:
         openclaw_profile = engine.settings.profile == "openclaw"
@@ -412,8 +490,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     if isinstance(result, SearchUnavailable):
         print(f"memory search unavailable: {result.error}", file=sys.stderr)
         return EXIT_RUNTIME
+    n = len(result.results)
     print(
-        f"{len(result.results)} results · mode {result.mode} · provider {result.provider}"
+        f"{n} result{'' if n == 1 else 's'} · mode {result.mode} · provider {result.provider}"
         f" · backend {result.backend}"
         + (" · profile openclaw" if result.profile == "openclaw" else "")
     )
@@ -494,13 +573,18 @@ def _search_batch(
         for lineno, line in enumerate(stream, start=1):
             if not line.strip():
                 continue
+            item: Any = None
             try:
                 item = json.loads(line)
-                query = item["query"]
-                if not isinstance(query, str):
-                    raise TypeError("query must be a string")
-            except (ValueError, KeyError, TypeError) as exc:
-                print(json.dumps({"id": None, "line": lineno, "error": f"bad input line: {exc}"}))
+                if not isinstance(item, dict):
+                    raise TypeError('expected an object {"id": …, "query": "…"}')
+                query = item.get("query")
+                if not isinstance(query, str) or not query.strip():
+                    raise TypeError('"query" must be a non-empty string')
+            except (ValueError, TypeError) as exc:
+                ident = item.get("id") if isinstance(item, dict) else None
+                error = {"id": ident, "line": lineno, "error": f"bad input line: {exc}"}
+                print(json.dumps(error, ensure_ascii=False), flush=True)
                 continue
             out = {"id": item.get("id"), **run(query).to_json()}
             print(json.dumps(out, ensure_ascii=False), flush=True)
@@ -687,6 +771,19 @@ def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
 
 
 _VALUE_OPTIONS = frozenset(("--workspace", "-w", "--agent", "--config", "--profile"))
+#: the top-level long options, for the prefixes argparse accepts (``--work`` is --workspace)
+_LONG_OPTIONS = ("--workspace", "--agent", "--config", "--profile", "--json", "--help")
+
+
+def _takes_value(token: str) -> bool:
+    """Whether ``token`` is a global option whose value is the next word, spelled in
+    full or abbreviated as argparse allows (a unique prefix: ``--work``, ``--ag``)."""
+    if token in _VALUE_OPTIONS:
+        return True
+    if not token.startswith("--") or "=" in token:
+        return False
+    matches = [o for o in _LONG_OPTIONS if o.startswith(token)]
+    return len(matches) == 1 and matches[0] in _VALUE_OPTIONS
 
 
 def route(argv: list[str]) -> list[str]:
@@ -700,7 +797,7 @@ def route(argv: list[str]) -> list[str]:
     i = 0
     while i < len(argv):
         token = argv[i]
-        if token in _VALUE_OPTIONS:
+        if _takes_value(token):
             i += 2
         elif token.startswith("-"):
             i += 1

@@ -419,3 +419,119 @@ def test_search_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     )
     assert json.loads(shell.stdout)["id"] == 0
     assert shell.stderr.strip() == "status=141", shell.stderr  # no traceback, no message
+
+
+# -- other spellings of the same command line ----------------------------------------
+def _ws_globals(root: Path, *, equals: bool, abbreviated: bool = False) -> list[str]:
+    names = ("--work", "--conf", "--ag") if abbreviated else ("--workspace", "--config", "--agent")
+    values = (str(root / "ws"), str(root / "openclaw.json"), "ops")
+    if equals:
+        return [f"{n}={v}" for n, v in zip(names, values, strict=True)]
+    return [w for pair in zip(names, values, strict=True) for w in pair]
+
+
+SPELLINGS = {
+    "--opt value before": lambda root, words: [*_ws_globals(root, equals=False), *words],
+    "--opt=value before": lambda root, words: [*_ws_globals(root, equals=True), *words],
+    "--opt=value after": lambda root, words: [*words, *_ws_globals(root, equals=True)],
+    # argparse accepts a unique prefix of a long option; before the command word the
+    # router took `--work WS` for a path to open (exit 1, "invalid choice")
+    "abbreviated before": lambda root, words: [
+        *_ws_globals(root, equals=False, abbreviated=True),
+        *words,
+    ],
+    "abbreviated after": lambda root, words: [
+        *words,
+        *_ws_globals(root, equals=False, abbreviated=True),
+    ],
+}
+
+
+@pytest.mark.parametrize("spelling", list(SPELLINGS))
+def test_every_spelling_of_the_global_options_means_the_same(tmp_path: Path, spelling) -> None:
+    env = _home(tmp_path)
+    argv = SPELLINGS[spelling](tmp_path, ["status", "--json"])
+    r = run_cli(*argv, env=env)
+    assert r.returncode == 0, (argv, r.stderr)
+    status = _normalise(json.loads(r.stdout), tmp_path)
+    assert status["workspace"] == "<ROOT>/ws" and status["agent"] == "ops"
+    assert status["config"] == "<ROOT>/openclaw.json"
+
+
+def test_search_refuses_an_empty_query_however_it_is_spelled(tmp_path: Path) -> None:
+    """`memdeck search ""` said "needs a QUERY" (one was given) and `memdeck search "  "`
+    searched for nothing and printed "0 results" with exit 0."""
+    env = _home(tmp_path)
+    ws = str(tmp_path / "ws")
+    assert run_cli("index", "-w", ws, env=env).returncode == 0
+    for query in ("", "   ", "\t"):
+        r = run_cli("search", query, "-w", ws, env=env)
+        assert r.returncode == 1, (query, r.stdout)
+        assert "the query is empty" in r.stderr and r.stdout == ""
+    lines = [
+        {"id": 1, "query": ""},
+        {"id": 2, "query": "  "},
+        {"id": 3},
+        [4],
+        {"id": 5, "query": "coffee"},
+    ]
+    stdin = "".join(json.dumps(x) + "\n" for x in lines)
+    config = str(tmp_path / "openclaw.json")  # minScore 0: coffee is found
+    r = run_cli(
+        "search", "--batch", "-", "--json", "-w", ws, "--config", config, env=env, stdin=stdin
+    )
+    assert r.returncode == 0, r.stderr
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [o["id"] for o in out] == [1, 2, 3, None, 5]  # the id given is kept
+    assert all("must be a non-empty string" in o["error"] for o in out[:3])
+    assert "expected an object" in out[3]["error"]
+    assert out[4]["results"]
+
+
+def test_search_batch_input_problems_are_usage_errors(tmp_path: Path) -> None:
+    """A missing --batch file ended in "FileNotFoundError: …" with exit 2; a QUERY given
+    with --batch was silently ignored."""
+    env = _home(tmp_path)
+    ws = str(tmp_path / "ws")
+    assert run_cli("index", "-w", ws, env=env).returncode == 0
+    missing = tmp_path / "queries.jsonl"
+    r = run_cli("search", "--batch", str(missing), "--json", "-w", ws, env=env)
+    assert r.returncode == 1 and f"--batch {missing} does not exist" in r.stderr
+    assert "Error" not in r.stderr
+    r = run_cli("search", f"--batch={tmp_path}", "--json", "-w", ws, env=env)
+    assert r.returncode == 1 and f"--batch {tmp_path} is a folder" in r.stderr
+    missing.write_text(json.dumps({"id": 1, "query": "coffee"}) + "\n", encoding="utf-8")
+    r = run_cli("search", "atlas", "--batch", str(missing), "--json", "-w", ws, env=env)
+    assert r.returncode == 1 and "a QUERY or --batch FILE, not both" in r.stderr
+    assert r.stdout == ""
+
+
+def test_one_result_is_not_results(tmp_path: Path) -> None:
+    env = _home(tmp_path)  # the config's maxResults is 1
+    argv = ["-w", str(tmp_path / "ws"), "--config", str(tmp_path / "openclaw.json")]
+    assert run_cli("index", *argv, env=env).returncode == 0
+    r = run_cli("search", "coffee", *argv, env=env)
+    assert r.returncode == 0 and r.stdout.startswith("1 result · mode "), r.stdout
+
+
+def test_every_option_of_every_command_says_what_it_does() -> None:
+    """`memdeck search --help` listed --max-results, --min-score, --mode, --fusion,
+    --mmr, --decay with no word of help (and get, model import, demo, tui likewise)."""
+    import argparse
+
+    from engine.cli.main import build_parser
+
+    def parsers(p: argparse.ArgumentParser, name: str):
+        yield name, p
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    yield from parsers(sub, f"{name} {sub_name}")
+
+    silent = [
+        f"{name}: {'/'.join(a.option_strings) or a.dest}"
+        for name, p in parsers(build_parser(), "memdeck")
+        for a in p._actions
+        if not isinstance(a, argparse._SubParsersAction) and not a.help
+    ]
+    assert silent == []
