@@ -45,6 +45,7 @@ from tui.messages import EngineEvent, OpenLocation, ServiceStateChanged, TreeLis
 from tui.screens.dialogs import (
     AppendEntryScreen,
     ConfirmScreen,
+    EntryDraft,
     ExportScreen,
     ExternalChangeScreen,
     QuitChoice,
@@ -307,6 +308,8 @@ class MemdeckApp(App[int]):
         self._pane_pending: str | None = None
         self.last_export: Path | None = None
         self.workspace_problem: WorkspaceProblem | None = None
+        #: An entry closed with Esc before it was appended; the next ctrl+n reopens it.
+        self.entry_draft = ""
         #: True from the moment the app begins to exit (see ``exit``).
         self.leaving = False
         self._status_timer: Timer | None = None
@@ -646,24 +649,57 @@ class MemdeckApp(App[int]):
         self.request_quit()
 
     def request_quit(self) -> None:
-        editor = self.editor_pane
-        if not editor.modified:
-            self.exit(0)
-            return
+        """Quit, asking first when something typed is not on disk: the editor's edits,
+        or a daily-log entry being written or kept as a draft."""
         if any(isinstance(s, QuitScreen) for s in self.screen_stack):
             return
-        self.push_screen(QuitScreen(str(editor.rel)), self._quit_choice)
+        editor = self.editor_pane
+        entry = self._pending_entry()
+        unsaved, save = [], []
+        if editor.modified:
+            unsaved.append(f"{editor.rel} has unsaved edits")
+            save.append(f"write {editor.rel}")
+        if entry.strip():
+            unsaved.append(f"A new entry for {self._today_rel()} is not appended yet")
+            save.append("append the entry")
+        if not unsaved:
+            self.exit(0)
+            return
+        self.push_screen(QuitScreen(unsaved, " and ".join(save)), self._quit_choice)
+
+    def _pending_entry(self) -> str:
+        """The entry in an open append dialog, else the kept draft."""
+        for screen in self.screen_stack:
+            if isinstance(screen, AppendEntryScreen):
+                return screen.text
+        return self.entry_draft
+
+    def _today_rel(self) -> str:
+        ws = self.engine.workspace
+        return ws.rel(ws.daily_path(self.clock().date()))
 
     def _quit_choice(self, choice: QuitChoice | None) -> None:
         if choice == "discard":
             self.exit(0)
         elif choice == "save":
-            if self._save(force=False):
-                self.exit(0)
-            else:
+            entry = self._pending_entry()
+            if self.editor_pane.modified and not self._save(force=False):
                 self.notify("Not quit: the file was not saved.", severity="warning", timeout=5)
+                return
+            if entry.strip():
+                try:
+                    self.engine.workspace.append_entry(entry, now=self.clock())
+                except (ValueError, OSError) as exc:
+                    self.entry_draft = entry
+                    self.notify(
+                        f"Not quit: the entry was not appended: {exc}. It is kept as a draft.",
+                        severity="error",
+                    )
+                    return
+                self.entry_draft = ""
+            self.exit(0)
         else:
-            self.notify("Not quit; your edits are still in the editor.", timeout=3)
+            self.notify("Not quit; what you typed is still there.", timeout=3)
 
     def action_help(self) -> None:
         rows = key_rows(key_sections(), self.keymap)
@@ -1031,11 +1067,20 @@ class MemdeckApp(App[int]):
         if editor.rel == rel and editor.modified:
             self.notify(f"Save or reload {rel} before appending to it.", severity="warning")
             return
-        screen = AppendEntryScreen(rel, now.strftime("%H:%M"), blink=self.blink, initial=initial)
+        screen = AppendEntryScreen(
+            rel, now.strftime("%H:%M"), blink=self.blink, initial=initial or self.entry_draft
+        )
         self.push_screen(screen, self._append)
 
-    def _append(self, text: str | None) -> None:
-        if text is None:
+    def _append(self, result: EntryDraft | None) -> None:
+        if result is None:
+            return
+        text = result.text
+        if not result.append:  # Esc or Cancel: nothing typed is thrown away
+            self.entry_draft = text if text.strip() else ""
+            if self.entry_draft:
+                keys = display_keys(self.effective_keys("editor.append", "ctrl+n"))
+                self.notify(f"Entry kept as a draft: {keys} brings it back.", timeout=4)
             return
         ws = self.engine.workspace
         try:
@@ -1044,6 +1089,7 @@ class MemdeckApp(App[int]):
             self.notify(f"Not appended: {exc}", title="Append failed", severity="error")
             self.action_append_entry(initial=text)  # keep the text
             return
+        self.entry_draft = ""
         rel = ws.rel(path)
         self.notify(f"Appended to {rel}; re-indexing.", timeout=3)
         editor = self.editor_pane

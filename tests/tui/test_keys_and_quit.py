@@ -232,3 +232,68 @@ def test_save_adds_the_missing_final_newline(fts_engine, make_app, demo_dir) -> 
 
     drive(app, go)
     assert path.read_text(encoding="utf-8") == "# Notes\n\nlast line without newline (edited)\n"
+
+
+ENTRY = "Miso's new dose starts Monday."
+
+
+def test_quitting_while_writing_an_entry_asks_and_save_appends_it(
+    fts_engine, make_app, demo_dir
+) -> None:
+    """`memdeck demo`, ctrl+n, type, ctrl+q: the entry was lost (the app quit at once,
+    as nothing was modified in the editor). Now it asks; Save appends the entry."""
+    from tests.tui.conftest import NOW
+    from tui.screens.dialogs import AppendEntryScreen
+
+    app = make_app(fts_engine)
+    today = demo_dir / "memory" / f"{NOW.date().isoformat()}.md"
+    before = today.read_text(encoding="utf-8")
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: isinstance(app.screen, AppendEntryScreen))
+        await pilot.press(*ENTRY)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        assert app.is_running
+        await pilot.press("escape")  # cancel: back in the dialog, the text intact
+        await wait_for(pilot, lambda: isinstance(app.screen, AppendEntryScreen))
+        assert app.screen.text == ENTRY
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.click("#save")
+        await wait_for(pilot, lambda: not app.is_running)
+
+    drive(app, go)
+    after = today.read_text(encoding="utf-8")
+    assert after.startswith(before) and after.endswith(f"## 09:30\n\n{ENTRY}\n")
+
+
+def test_esc_in_the_entry_dialog_keeps_the_text_as_a_draft(fts_engine, make_app, demo_dir) -> None:
+    """Esc closed the dialog and threw the typed entry away. Now the next ctrl+n
+    brings it back, and quitting with a draft asks (Discard really discards)."""
+    from tests.tui.conftest import NOW
+    from tui.screens.dialogs import AppendEntryScreen
+
+    app = make_app(fts_engine)
+    today = demo_dir / "memory" / f"{NOW.date().isoformat()}.md"
+    before = today.read_text(encoding="utf-8")
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: isinstance(app.screen, AppendEntryScreen))
+        await pilot.press(*ENTRY)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.default_screen)
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: isinstance(app.screen, AppendEntryScreen))
+        assert app.screen.text == ENTRY
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.default_screen)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+        await pilot.click("#discard")
+        await wait_for(pilot, lambda: not app.is_running)
+
+    drive(app, go)
+    assert today.read_text(encoding="utf-8") == before

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -94,8 +96,18 @@ class ExternalChangeScreen(ModalScreen[str]):
         self.dismiss(str(event.button.id))
 
 
-class AppendEntryScreen(ModalScreen[str | None]):
-    """Write a new timestamped entry for today's daily log."""
+@dataclass(frozen=True)
+class EntryDraft:
+    """What the append dialog ends with: the text, and whether to append it now
+    (``append`` False: closed with Esc or Cancel; the app keeps the text as a draft)."""
+
+    text: str
+    append: bool
+
+
+class AppendEntryScreen(ModalScreen[EntryDraft]):
+    """Write a new timestamped entry for today's daily log. Closing it never loses
+    the text: Esc hands it back as a draft, which the next ctrl+n reopens."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -105,7 +117,13 @@ class AppendEntryScreen(ModalScreen[str | None]):
             id="append.submit",
             tooltip="Append the entry to today's log",
         ),
-        Binding("escape", "cancel", "Cancel", id="append.cancel", tooltip="Discard the entry"),
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel",
+            id="append.cancel",
+            tooltip="Close without appending (the text is kept as a draft for ctrl+n)",
+        ),
     ]
 
     def __init__(self, target: str, stamp: str, *, blink: bool = True, initial: str = "") -> None:
@@ -120,7 +138,7 @@ class AppendEntryScreen(ModalScreen[str | None]):
             yield Label(f"New entry for {self._target} at {self._stamp}", classes="dialog-title")
             yield Static(
                 "Appended under a '## HH:MM' heading; earlier entries are never rewritten. "
-                "ctrl+s appends, Esc cancels.",
+                "ctrl+s appends; Esc closes and keeps the text as a draft for ctrl+n.",
                 classes="dialog-body",
             )
             yield TextArea(self._initial, id="entry-text", soft_wrap=True, tab_behavior="focus")
@@ -133,16 +151,21 @@ class AppendEntryScreen(ModalScreen[str | None]):
         if not self._blink:
             area.cursor_blink = False
         area.focus()
+        area.move_cursor(area.document.end)
+
+    @property
+    def text(self) -> str:
+        """The entry as typed so far."""
+        return self.query_one("#entry-text", TextArea).text
 
     def action_submit(self) -> None:
-        text = self.query_one("#entry-text", TextArea).text
-        if not text.strip():
+        if not self.text.strip():
             self.notify("The entry is empty.", severity="warning")
             return
-        self.dismiss(text)
+        self.dismiss(EntryDraft(self.text, append=True))
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        self.dismiss(EntryDraft(self.text, append=False))
 
     @on(Button.Pressed, "#append")
     def _append(self) -> None:
@@ -150,7 +173,7 @@ class AppendEntryScreen(ModalScreen[str | None]):
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:
-        self.dismiss(None)
+        self.action_cancel()
 
 
 QuitChoice = Literal["save", "discard", "cancel"]
@@ -174,15 +197,21 @@ class QuitScreen(ModalScreen[QuitChoice]):
         )
     ]
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, unsaved: Sequence[str], save: str = "write the file") -> None:
+        """``unsaved``: one line per thing that would be lost (the open file's edits,
+        an entry not appended yet); ``save``: what "Save" does, e.g. "append the entry"."""
         super().__init__()
-        self._path = path
+        self._unsaved = list(unsaved)
+        self._save = save
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(f"{self._path} has unsaved edits", classes="dialog-title")
+            several = len(self._unsaved) > 1
+            yield Label("Unsaved work" if several else self._unsaved[0], classes="dialog-title")
+            listed = "".join(f"• {item}\n" for item in self._unsaved) if several else ""
             yield Static(
-                "Save: write the file, then quit.\n"
+                f"{listed}"
+                f"Save: {self._save}, then quit.\n"
                 "Discard: quit without saving; the edits are lost.\n"
                 "Cancel: stay in memdeck with the edits as they are.",
                 classes="dialog-body",
