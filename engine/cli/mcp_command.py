@@ -21,7 +21,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         "--http",
         metavar="[HOST:]PORT",
         help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio "
-        "(host 127.0.0.1 unless given; a non-loopback host needs $MEMDECK_MCP_TOKEN)",
+        "(host 127.0.0.1 unless given; a non-loopback host needs a bearer token: "
+        "$MEMDECK_MCP_TOKEN or mcp.token in memdeck's settings.json)",
     )
     p.add_argument(
         "--no-sync",
