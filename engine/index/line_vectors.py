@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -171,15 +171,19 @@ def best_lines(
     provider: EmbeddingProvider,
     query_vector: np.ndarray,
     chunks: dict[int, tuple[str, str, int]],
+    mats: Mapping[str, np.ndarray] | None = None,
 ) -> dict[int, tuple[int, float, int]]:
     """chunk id → (first file line, cosine, last file line) of its unit most similar
     to the query (one line, or a paragraph of wrapped prose).
 
     ``chunks`` maps each candidate id to (content hash, text, first line). A
     chunk without stored line vectors (not embedded yet, a media chunk) is left
-    out; the caller falls back to the chunk's own cosine.
+    out; the caller falls back to the chunk's own cosine. ``mats`` are the line
+    matrices by chunk hash when the caller read them already (the search reads
+    them while the query is being embedded); else they are read here.
     """
-    mats = store.line_vectors([h for h, _, _ in chunks.values()], space_key(provider))
+    if mats is None:
+        mats = store.line_vectors([h for h, _, _ in chunks.values()], space_key(provider))
     out: dict[int, tuple[int, float, int]] = {}
     for cid, (h, text, first) in chunks.items():
         mat = mats.get(h)

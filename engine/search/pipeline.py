@@ -36,7 +36,7 @@ from engine.config.settings import (
 )
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.index.db import CorruptIndexError, DatabaseError
-from engine.index.line_vectors import best_lines
+from engine.index.line_vectors import best_lines, space_key
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import explain, scoring
@@ -326,6 +326,22 @@ def retrieve(
             ranked = [(cid, value * idf_scale) for cid, value in ranked]
         fts_hits = ranked[:limit]
     t1 = time.perf_counter()
+    # While the query is still being embedded, read what the keyword side's hits
+    # need later (rows, vectors, line vectors, mtimes): after the query vector only
+    # the vector side's new candidates are left to read.
+    data = _CandidateData(
+        store,
+        line_space=space_key(provider) if complete and wants_vector and provider else None,
+        vectors=wants_vector and (complete or options.mmr_similarity == "cosine"),
+    )
+    data.load([i for i, _ in fts_hits])
+    idf_sum = 0.0
+    if complete and store.fts_available:
+        words = list(dict.fromkeys(query_tokens(query)))
+        if words:
+            total = store.fts_row_count()
+            counts = store.term_doc_counts(words)
+            idf_sum = sum(scoring.fts5_idf(counts.get(w, 0), total) for w in words)
     vector_hits: list[tuple[int, float]] = []
     vector_error = None
     embed_ms = 0.0
@@ -358,6 +374,7 @@ def retrieve(
             vector_error = str(exc)
     t2 = time.perf_counter()
     ids = list(dict.fromkeys([i for i, _ in fts_hits] + [i for i, _ in vector_hits]))
+    data.load(ids)
     text_ranks: dict[int, float] = {}
     cosines: dict[int, float] = {}
     if complete and fts_q and qvec is not None and store.fts_available:
@@ -383,36 +400,30 @@ def retrieve(
         text_ranks = {i: window_ranks[i] for i in ids if i in window_ranks}
         t3 = time.perf_counter()
         cosines = {i: float(s) for i, s in vector_hits}
-        missing = [i for i in ids if i not in cosines]
-        for cid, vec in store.chunk_vectors(missing).items():
-            if vec.shape == qvec.shape:
+        for cid in ids:
+            vec = data.vectors.get(cid)
+            if cid not in cosines and vec is not None and vec.shape == qvec.shape:
                 cosines[cid] = float(np.dot(vec, qvec))
         t4 = time.perf_counter()
         fts_extra, vec_extra = t3 - t2, t4 - t3
     else:
         fts_extra = vec_extra = 0.0
-    rows = store.chunk_rows(ids)
+    rows = data.rows_of(ids)
     line_hits: dict[int, tuple[int, float, int]] = {}
-    idf_sum = 0.0
     if complete and qvec is not None and provider is not None:
         tl = time.perf_counter()
-        hashes = store.chunk_hashes(list(rows))
+        hashes = data.hashes
         line_hits = best_lines(
             store,
             provider,
             qvec,
             {cid: (hashes[cid], r.text, r.start_line) for cid, r in rows.items() if cid in hashes},
+            data.line_mats,
         )
         vec_extra += time.perf_counter() - tl
-    if complete and store.fts_available:
-        words = list(dict.fromkeys(query_tokens(query)))
-        if words:
-            total = store.fts_row_count()
-            counts = store.term_doc_counts(words)
-            idf_sum = sum(scoring.fts5_idf(counts.get(w, 0), total) for w in words)
-    vectors = store.chunk_vectors(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
+    vectors = data.vectors_of(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
     paths = {r.path for r in rows.values()}
-    mtimes = store.file_mtimes(sorted(paths))
+    mtimes = {p: data.mtimes[p] for p in sorted(paths) if p in data.mtimes}
     return Retrieval(
         query=query,
         fts_query=fts_q if store.fts_available else None,
@@ -434,6 +445,58 @@ def retrieve(
         line_hits=line_hits,
         query_idf_sum=idf_sum,
     )
+
+
+class _CandidateData:
+    """What the ranking reads per candidate, read once per chunk and batched.
+
+    ``load`` reads the rows of chunks not read yet (plus, as asked, their stored
+    vectors, their line vectors in ``line_space`` and their files' mtimes); the
+    search calls it for the keyword side's hits while the query is being
+    embedded, then for all candidates. The ``*_of`` views give exactly what one
+    read of those ids would have (a chunk deleted meanwhile is simply absent).
+    """
+
+    def __init__(self, store: Store, *, line_space: str | None, vectors: bool):
+        self._store = store
+        self._line_space = line_space
+        self._want_vectors = vectors
+        self._seen: set[int] = set()
+        self._hashes_asked: set[str] = set()
+        self.rows: dict[int, ChunkRow] = {}
+        self.hashes: dict[int, str] = {}
+        self.vectors: dict[int, np.ndarray] = {}
+        self.line_mats: dict[str, np.ndarray] = {}
+        self.mtimes: dict[str, float] = {}
+
+    def load(self, ids: list[int]) -> None:
+        new = [i for i in dict.fromkeys(ids) if i not in self._seen]
+        if not new:
+            return
+        self._seen.update(new)
+        store = self._store
+        rows = store.chunk_rows(new)
+        self.rows.update(rows)
+        if self._want_vectors:
+            self.vectors.update(store.chunk_vectors(new))
+        if self._line_space is not None and rows:
+            hashes = store.chunk_hashes(list(rows))
+            self.hashes.update(hashes)
+            ask = [h for h in dict.fromkeys(hashes.values()) if h not in self._hashes_asked]
+            self._hashes_asked.update(ask)
+            if ask:
+                self.line_mats.update(store.line_vectors(ask, self._line_space))
+        paths = sorted({r.path for r in rows.values()} - self.mtimes.keys())
+        if paths:
+            self.mtimes.update(store.file_mtimes(paths))
+
+    def rows_of(self, ids: list[int]) -> dict[int, ChunkRow]:
+        return {i: self.rows[i] for i in sorted(ids) if i in self.rows}
+
+    def vectors_of(self, ids: list[int]) -> dict[int, np.ndarray]:
+        if not self._want_vectors:  # not read ahead (no query vector was expected)
+            return self._store.chunk_vectors(ids)
+        return {i: self.vectors[i] for i in sorted(ids) if i in self.vectors}
 
 
 def _keyword_ranking(
