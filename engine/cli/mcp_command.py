@@ -45,11 +45,14 @@ def mcp_command(args: argparse.Namespace) -> int:
         except HttpSetupError as exc:
             raise UsageError(str(exc)) from None
     engine = open_engine(args)
-    service = None
+    service = tools = None
     try:
         from engine.index.sync_service import SyncService
+        from engine.mcp.blas import limit_blas_threads
         from engine.mcp.calls import Tools
         from engine.mcp.server import build_server, sync_state_dict
+
+        limit_blas_threads()  # spinning BLAS threads slow the searches beside them
 
         if not args.no_sync:
             service = SyncService(engine)
@@ -85,6 +88,8 @@ def mcp_command(args: argparse.Namespace) -> int:
         print(f"memdeck mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     finally:
+        if tools is not None:
+            tools.close()  # the recall rows of the last searches, before the index closes
         if service is not None:
             service.stop()
         engine.close()

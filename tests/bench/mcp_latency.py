@@ -161,8 +161,10 @@ def in_process_run(
     config: Path, ws: Path, env: dict[str, str], queries: list[str]
 ) -> dict[str, Any]:
     """The same memory_search calls on an engine in this process: the engine's share."""
+    from engine.mcp.blas import limit_blas_threads
     from engine.tools import memory_search
 
+    limit_blas_threads()  # as `memdeck mcp` runs (engine/mcp/blas.py)
     engine = Engine(load_settings(config_path=config, workspace=ws, env=env))
     for q in queries[:5]:
         memory_search(engine, q, client="bench-in-process")
