@@ -10,7 +10,7 @@ an agent should see (search disabled, a refused path) come back as data with an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -97,15 +97,6 @@ def search_answer(engine: Engine, outcome: SearchOutcome, *, explain: bool = Fal
     )
 
 
-#: Runs the recall-log write of a search: the MCP server queues it to write after
-#: the answer is sent; None writes it before the answer is returned.
-RecordLater = Callable[[Callable[[], object]], object]
-
-
-def _record_now(write: Callable[[], object]) -> object:
-    return write()
-
-
 def search_memory(
     engine: Engine,
     query: str,
@@ -116,13 +107,10 @@ def search_memory(
     session_key: str | None = None,
     backend: str | None = None,
     client: str = "cli",
-    record_later: RecordLater | None = None,
 ) -> SearchAnswer | SearchUnavailable:
     """memory_search as a typed answer; under ``memory.backend = "qmd"`` qmd answers,
     the builtin index only when qmd fails (``backend`` forces one: "qmd" or "builtin").
-    ``client`` names the caller in the recall log (the app's "Agent activity");
-    ``record_later`` takes that write off the answer's path (see ``RecordLater``)."""
-    record = record_later or _record_now
+    ``client`` names the caller in the recall log (the app's "Agent activity")."""
     reason = tools_disabled_reason(engine)
     if reason:
         return SearchUnavailable(error=reason, action="enable memorySearch in openclaw.json")
@@ -152,9 +140,7 @@ def search_memory(
         )
         if answer.ok:
             out = qmd_search_answer(engine.qmd, answer, engine.settings.citations)
-            record(
-                lambda: record_qmd_search(engine, query, out, max_results, min_score, client=client)
-            )
+            record_qmd_search(engine, query, out, max_results, min_score, client=client)
             return out
         qmd_fallback = BackendFallback("qmd", "builtin", answer.error)
     try:
@@ -165,7 +151,7 @@ def search_memory(
             action="run `memdeck status` and `memdeck index --force`",
         )
     # recall evidence for dreaming and the activity log; never raises
-    record(lambda: record_search(engine, query, outcome, client=client))
+    record_search(engine, query, outcome, client=client)
     out = search_answer(engine, outcome, explain=explain)
     if engine.qmd is not None:  # qmd is configured but the builtin index answered
         out = replace(out, backend="builtin", backend_fallback=qmd_fallback)
@@ -277,7 +263,6 @@ def memory_search(
     session_key: str | None = None,
     backend: str | None = None,
     client: str = "cli",
-    record_later: RecordLater | None = None,
 ) -> dict[str, Any]:
     """The agent tool: :func:`search_memory` as OpenClaw's JSON shape."""
     return search_memory(
@@ -289,7 +274,6 @@ def memory_search(
         session_key=session_key,
         backend=backend,
         client=client,
-        record_later=record_later,
     ).to_json()
 
 

@@ -45,7 +45,7 @@ def mcp_command(args: argparse.Namespace) -> int:
         except HttpSetupError as exc:
             raise UsageError(str(exc)) from None
     engine = open_engine(args)
-    service = tools = None
+    service = None
     try:
         from engine.index.sync_service import SyncService
         from engine.mcp.blas import limit_blas_threads
@@ -88,8 +88,6 @@ def mcp_command(args: argparse.Namespace) -> int:
         print(f"memdeck mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     finally:
-        if tools is not None:
-            tools.close()  # the recall rows of the last searches, before the index closes
         if service is not None:
             service.stop()
         engine.close()

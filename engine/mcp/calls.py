@@ -6,18 +6,11 @@ and what to do next); the server turns that into an MCP tool error. The work
 itself is the engine's: ``engine.tools`` for search and get (the same code as
 ``memdeck search`` and ``memdeck get``, so the answers are identical), and the
 workspace's append-only writer for ``memory_append``.
-
-A search's recall-log row (the app's Agent activity, dreaming's evidence) is
-written by one background thread after the answer is on its way, in the order
-the searches ran; ``Tools.close`` waits for every queued row before the engine
-closes, so a row is delayed, never lost.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +26,6 @@ from engine.mcp.schemas import (
     validate,
 )
 from engine.mcp.settings import McpSettings
-from engine.memory import recall
 from engine.tools import memory_get, memory_search
 from engine.workspace.files import PathRefused
 
@@ -68,26 +60,6 @@ class Tools:
             (MEMORY_APPEND,) if settings.allow_append else ()
         )
         self._by_name = {s.name: s for s in self.specs}
-        self._recorder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdeck-recall")
-
-    def close(self) -> None:
-        """Write the recall rows still queued (call before closing the engine)."""
-        self._recorder.shutdown(wait=True)
-
-    def _record_later(self, write: Callable[[], object]) -> None:
-        self._recorder.submit(self._record, write)
-
-    def _record(self, write: Callable[[], object]) -> None:
-        """One queued recall write; a failed one is said on stderr (it is never raised)."""
-        before = recall.failures()
-        write()
-        if recall.failures() != before:
-            print(
-                f"memdeck mcp: a search was not recorded in the recall log: "
-                f"{recall.last_failure()}",
-                file=sys.stderr,
-                flush=True,
-            )
 
     def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: CallContext) -> Any:
         spec = self._by_name.get(name)
@@ -129,7 +101,6 @@ class Tools:
             args.get("minScore"),
             explain=bool(args.get("explain", False)),
             client=ctx.client,
-            record_later=self._record_later,
         )
         if out.get("disabled"):
             raise ToolFailure(f"memory search is unavailable: {out['error']} ({out['action']})")
