@@ -47,6 +47,7 @@ MEMORY_SEARCH = ToolSpec(
             "query": {
                 "type": "string",
                 "minLength": 1,
+                "pattern": "\\S",
                 "description": "What to look for, in natural language or keywords.",
             },
             "maxResults": {

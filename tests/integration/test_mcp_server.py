@@ -231,6 +231,7 @@ def test_bad_arguments_are_tool_errors_that_name_the_fix(transport, env, workspa
         ("memory_search", {"query": "x", "maxResults": "many"}, "expected an integer from 1 to 50"),
         ("memory_search", {"query": "x", "minScore": 3}, "expected a number from 0 to 1"),
         ("memory_search", {"query": ""}, "argument 'query' is invalid"),
+        ("memory_search", {"query": " \t "}, "expected a non-empty string"),
         ("memory_search", {"query": "x", "limit": 3}, "the arguments it takes are: query"),
         ("memory_get", {"path": "MEMORY.md", "from": 0}, "expected an integer ≥ 1"),
         ("memory_get", {"path": 5}, "expected a non-empty string"),

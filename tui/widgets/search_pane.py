@@ -599,7 +599,9 @@ class SearchPane(Vertical):
             f"{len(out.results)} result{'s' if len(out.results) != 1 else ''}", style="bold"
         )
         text.append(
-            f" of {len(out.candidates)}" + ("" if compact else " candidates"), style="dim"
+            f" of {len(out.candidates)}"
+            + ("" if compact else f" candidate{'s' if len(out.candidates) != 1 else ''}"),
+            style="dim",
         )
         text.append(
             f" · FTS {len(r.fts_hits)}", style=style_of(self.app.theme_variables, "score-text")
