@@ -203,6 +203,11 @@ class LocalProvider:
                 self._queries.popitem(last=False)
         return row
 
+    def forget_queries(self) -> None:
+        """Drop the cached query vectors (benchmarks time the model, not the cache)."""
+        with self._lock:
+            self._queries.clear()
+
     def embed_documents(
         self, texts: Sequence[str], progress: ProgressCallback | None = None
     ) -> np.ndarray:

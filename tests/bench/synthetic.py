@@ -511,3 +511,16 @@ class HashEmbedder:
 
     def close(self) -> None:
         self._memo.clear()
+
+
+def distinct_queries(n: int, seed: int = DEFAULT_SEED) -> list[str]:
+    """``n`` different queries (the first ``n`` distinct ones :func:`queries` draws), so a
+    benchmark never times a query whose vector an earlier call left in a cache."""
+    drawn = n
+    while True:
+        unique = list(dict.fromkeys(queries(drawn, seed)))
+        if len(unique) >= n:
+            return unique[:n]
+        if drawn > 50 * n:
+            raise ValueError(f"the synthetic vocabulary gives fewer than {n} distinct queries")
+        drawn *= 2

@@ -68,3 +68,17 @@ def test_the_cache_keeps_only_the_newest_queries(provider, monkeypatch) -> None:
     assert list(provider._queries) == ["a", "c"]
     provider.close()
     assert not provider._queries  # a closed provider keeps nothing
+
+
+def test_forgotten_queries_are_embedded_again(provider, monkeypatch) -> None:
+    """What the benchmarks use so that "query embedding included" is the model's time."""
+    first = provider.embed_query("staging database port")
+    calls = []
+    real = provider._embed
+    monkeypatch.setattr(
+        provider, "_embed", lambda texts, **kw: calls.append(texts) or real(texts, **kw)
+    )
+    provider.forget_queries()
+    again = provider.embed_query("staging database port")
+    assert calls == [["staging database port"]] and again is not first
+    np.testing.assert_allclose(again, first, atol=1e-6)
