@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -166,13 +167,21 @@ def embed_missing_lines(
     return embedded
 
 
+class UnitHit(NamedTuple):
+    """A chunk's unit most similar to the query: its file lines and cosine."""
+
+    first_line: int
+    cosine: float
+    last_line: int
+
+
 def best_lines(
     store: Store,
     provider: EmbeddingProvider,
     query_vector: np.ndarray,
     chunks: dict[int, tuple[str, str, int]],
     mats: Mapping[str, np.ndarray] | None = None,
-) -> dict[int, tuple[int, float, int]]:
+) -> dict[int, UnitHit]:
     """chunk id → (first file line, cosine, last file line) of its unit most similar
     to the query (one line, or a paragraph of wrapped prose).
 
@@ -184,7 +193,7 @@ def best_lines(
     """
     if mats is None:
         mats = store.line_vectors([h for h, _, _ in chunks.values()], space_key(provider))
-    out: dict[int, tuple[int, float, int]] = {}
+    out: dict[int, UnitHit] = {}
     for cid, (h, text, first) in chunks.items():
         mat = mats.get(h)
         if mat is None or mat.shape[0] == 0 or mat.shape[1] != query_vector.shape[0]:
@@ -194,5 +203,5 @@ def best_lines(
             continue
         sims = mat @ query_vector
         i = int(np.argmax(sims))
-        out[cid] = (first + units[i][0], float(sims[i]), first + units[i][1])
+        out[cid] = UnitHit(first + units[i][0], float(sims[i]), first + units[i][1])
     return out

@@ -36,7 +36,7 @@ from engine.config.settings import (
 )
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.index.db import CorruptIndexError, DatabaseError
-from engine.index.line_vectors import best_lines, space_key
+from engine.index.line_vectors import UnitHit, best_lines, space_key
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import explain, scoring
@@ -137,7 +137,7 @@ class Retrieval:
     #: similar to the query, as (first file line, cosine, last file line), from the
     #: stored line vectors (``engine.index.line_vectors``), and
     #: the summed FTS5 idf of the query's words; the "calibrated" fusion uses them
-    line_hits: dict[int, tuple[int, float, int]] = field(default_factory=dict)
+    line_hits: dict[int, UnitHit] = field(default_factory=dict)
     query_idf_sum: float = 0.0
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
@@ -409,7 +409,7 @@ def retrieve(
     else:
         fts_extra = vec_extra = 0.0
     rows = data.rows_of(ids)
-    line_hits: dict[int, tuple[int, float, int]] = {}
+    line_hits: dict[int, UnitHit] = {}
     if complete and qvec is not None and provider is not None:
         tl = time.perf_counter()
         hashes = data.hashes
@@ -768,8 +768,8 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
                 c.vector_ref = (scoring.CALIBRATED_COSINE_ZERO, scoring.CALIBRATED_COSINE_ONE)
                 line = retrieval.line_hits.get(c.chunk_id)
                 if line is not None:
-                    c.best_line, c.best_line_end = line[0], line[2]
-                    c.line_cosine = scoring.quantize(line[1])
+                    c.best_line, c.best_line_end = line.first_line, line.last_line
+                    c.line_cosine = scoring.quantize(line.cosine)
                     c.vector_input = (
                         c.line_cosine
                         if c.vector_score is None

@@ -34,7 +34,7 @@ import numpy as np
 
 from engine.config.settings import FTS_TOKENIZERS, FtsTokenizer
 from engine.embeddings.base import EmbeddingProvider
-from engine.index.line_vectors import space_key, unit_spans
+from engine.index.line_vectors import UnitHit, space_key, unit_spans
 from engine.search import scoring
 from engine.search.pipeline import Retrieval, SearchOptions, rank, retrieve
 from tests.bench import common, cranfield, locomo, offtopic
@@ -219,12 +219,12 @@ def shaped(s: Sample, v: Variant, max_results: int = locomo.K) -> Retrieval:
     r = common.truncate(s.retrieval, max_results * v.multiplier)
     if v.lines == "max":
         return r
-    hits: dict[int, tuple[int, float, int]] = {}
+    hits: dict[int, UnitHit] = {}
     for cid, best in s.lines.items():
         first, _, last = best[0]
         if v.lines == "mean2":
             sims = [c for _, c, _ in best[:2]]
-            hits[cid] = (first, sum(sims) / len(sims), last)
+            hits[cid] = UnitHit(first, sum(sims) / len(sims), last)
     return dataclasses.replace(r, line_hits=hits)
 
 
