@@ -59,6 +59,21 @@ class Sample:
     qid: int = 0
 
 
+class _Unpickler(pickle.Unpickler):
+    """Reads retrievals stored by ``python -m tests.bench.calibrate`` (classes of
+    ``__main__``) from any module that imports this one (``tests.bench.misses``)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "__main__":
+            module = __name__
+        return super().find_class(module, name)
+
+
+def _load(path: Any) -> Any:
+    with path.open("rb") as fh:
+        return _Unpickler(fh).load()
+
+
 class QueryVectors:
     """The provider, remembering query vectors: a query is embedded once per run."""
 
@@ -82,8 +97,7 @@ def collect(
     conv = locomo.build_conversation(ci, data[ci])
     path = common.CACHE_DIR / "calibrate" / tokenizer / f"conv-{ci}.pickle"
     if path.exists():
-        with path.open("rb") as fh:
-            stored = pickle.load(fh)
+        stored = _load(path)
         if stored.get("format") == FORMAT:
             return stored["samples"], conv.today
     engine = offtopic.workspace_engine(ci, data, provider, tokenizer)
@@ -144,8 +158,7 @@ def collect_cranfield(
     files, queries, qrels = cranfield.load(common.data_dir("cranfield"))
     path = common.CACHE_DIR / "calibrate" / tokenizer / "cranfield.pickle"
     if path.exists():
-        with path.open("rb") as fh:
-            stored = pickle.load(fh)
+        stored = _load(path)
         if stored.get("format") == FORMAT:
             return stored["samples"], qrels
     root = common.CACHE_DIR / "cranfield"
