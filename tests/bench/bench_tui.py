@@ -172,11 +172,13 @@ def measure_startup(runs: int) -> dict[str, Any]:
 
 
 # -- keystrokes ------------------------------------------------------------------------
-async def _type_queries(app: Any, queries: list[str]) -> dict[str, Any]:
+async def _type_queries(
+    app: Any, queries: list[str], size: tuple[int, int] = SIZE
+) -> dict[str, Any]:
     from textual.widgets import Input
 
     wall: list[float] = []
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         while not (app.status and app.memory_tree.states):
             await pilot.pause(0.01)
         pane = app.search_pane
@@ -199,7 +201,9 @@ async def _type_queries(app: Any, queries: list[str]) -> dict[str, Any]:
     return {"internal_ms": internal, "wall_ms": wall, "engine_ms": engine_ms, "draw_ms": draw_ms}
 
 
-def measure_keystrokes(n_chunks: int, n_queries: int, seed: int) -> dict[str, Any]:
+def measure_keystrokes(
+    n_chunks: int, n_queries: int, seed: int, size: tuple[int, int] = SIZE
+) -> dict[str, Any]:
     from tui.app import MemdeckApp
     from tui.settings import UISettings
 
@@ -227,7 +231,7 @@ def measure_keystrokes(n_chunks: int, n_queries: int, seed: int) -> dict[str, An
         blink=False,
         env={"HOME": str(root), "MEMDECK_HOME": str(root / "mdh")},
     )
-    got = asyncio.run(_type_queries(app, queries))
+    got = asyncio.run(_type_queries(app, queries, size))
     engine.close()
     internal, wall = got["internal_ms"], got["wall_ms"]
     return {
@@ -236,6 +240,7 @@ def measure_keystrokes(n_chunks: int, n_queries: int, seed: int) -> dict[str, An
         "sync_before_s": round(sync_s, 2),
         "query_embedder": query_embedder,
         "queries": queries,
+        "terminal": f"{size[0]}x{size[1]}",
         "keystrokes": len(internal),
         "internal_ms": summary(internal),
         "wall_ms": summary(wall),
@@ -256,6 +261,11 @@ def main(argv: list[str] | None = None) -> None:
         "--startup-runs", type=int, default=5, help="0: skip the start-up measurement"
     )
     parser.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
+    parser.add_argument(
+        "--size",
+        default=f"{SIZE[0]}x{SIZE[1]}",
+        help="terminal size of the keystroke measurement, COLSxROWS (e.g. 80x24, 160x45)",
+    )
     args = parser.parse_args(argv)
 
     loads = [os.getloadavg()]
@@ -286,11 +296,14 @@ def main(argv: list[str] | None = None) -> None:
             ),
         ]
     common.log(f"keystroke latency on {args.chunks} chunks")
-    keys = measure_keystrokes(args.chunks, args.queries, args.seed)
+    cols, _, lines = args.size.partition("x")
+    size = (int(cols), int(lines))
+    keys = measure_keystrokes(args.chunks, args.queries, args.seed, size)
     loads.append(os.getloadavg())
     rows += [
         (
-            f"keystroke → results painted, {keys['chunks']} chunks, median / p95 / max",
+            f"keystroke → results painted, {keys['chunks']} chunks, {args.size},"
+            " median / p95 / max",
             "{median:.1f} / {p95:.1f} / {max:.1f} ms".format(**keys["internal_ms"]),
             f"p95 ≤ {KEYSTROKE_P95_TARGET_MS:.0f} ms",
         ),
@@ -316,7 +329,8 @@ def main(argv: list[str] | None = None) -> None:
     verdict = "met" if p95 <= KEYSTROKE_P95_TARGET_MS else "missed"
     print(f"keystroke p95 target ≤ {KEYSTROKE_P95_TARGET_MS:.0f} ms: {verdict} ({p95:.1f} ms)")
     common.write_results(
-        "tui" if startup is not None else "tui_keystrokes",
+        ("tui" if startup is not None else "tui_keystrokes")
+        + ("" if size == SIZE else f"_{args.size}"),
         {
             "loadavg_during": [[round(x, 2) for x in la] for la in loads],
             "startup": startup,

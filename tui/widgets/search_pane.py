@@ -35,6 +35,7 @@ from tui import export, toggles
 from tui.format import SCORE_BAR, bar_cells, location, score_bar, signed_shift, style_of
 from tui.messages import OpenLocation, SearchFailed, SearchFinished
 from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
+from tui.widgets.search_input import SearchInput
 
 PART_BAR = 3
 #: How many of the results table's columns fit: all; the vector/text factors
@@ -196,7 +197,7 @@ class SearchPane(Vertical):
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Input(
+        yield SearchInput(
             placeholder="search memory…  (ctrl+f from anywhere, Esc leaves)", id="search-input"
         )
         yield Static(id="search-toggles")
@@ -639,27 +640,45 @@ class SearchPane(Vertical):
     def _draw(self, outcome: SearchOutcome | None) -> None:
         self.outcome = outcome
         results = self.query_one("#results", DataTable)
-        keep_row = results.cursor_row if results.row_count else 0
-        results.clear()
-        if outcome is not None:
-            for c in outcome.results:
-                results.add_row(
-                    *result_cells(c, self.app.theme_variables, self.columns),
-                    key=str(c.chunk_id),
-                )
+        rows = (
+            [result_cells(c, self.app.theme_variables, self.columns) for c in outcome.results]
+            if outcome is not None
+            else []
+        )
+        if not self._refill_in_place(results, rows):
+            keep_row = results.cursor_row if results.row_count else 0
+            results.clear()
+            for i, cells in enumerate(rows):
+                results.add_row(*cells, key=str(i))
             if results.row_count:
                 results.move_cursor(row=min(keep_row, results.row_count - 1))
-        tabs = self.query_one("#detail-tabs", TabbedContent)
-        n_dropped = len(outcome.dropped) if outcome else 0
-        label = f"Why not ({n_dropped})"
-        tab = tabs.get_tab("tab-whynot")
-        if str(tab.label) != label:
-            tab.label = label
-        if tabs.active == "tab-whynot":
+        if self.query_one("#detail-tabs", TabbedContent).active == "tab-whynot":
             self._fill_whynot()
         self._show_status()
         self._show_breakdown()
         self.shown += 1
+
+    def _refill_in_place(self, results: DataTable[Text], rows: list[list[Text]]) -> bool:
+        """Put ``rows`` into the table's existing rows when that changes none of its
+        dimensions (as many rows, every cell of a fitted column within the width the
+        column has; a fixed column crops either way, and a fitted column never
+        narrows on a refill either): the table
+        is then repainted, not laid out again. A cleared and refilled table changes
+        its virtual size, and every layout redoes the whole screen (issue 16).
+        Rows are keyed by position, so row ``i`` is the ``i``-th result."""
+        if not rows or len(rows) != results.row_count:
+            return False
+        columns = list(results.columns.values())
+        if any(
+            column.auto_width and cell.cell_len > column.content_width
+            for cells in rows
+            for cell, column in zip(cells, columns, strict=True)
+        ):
+            return False
+        for i, cells in enumerate(rows):
+            for cell, column in zip(cells, columns, strict=True):
+                results.update_cell(str(i), column.key, cell)
+        return True
 
     @on(TabbedContent.TabActivated, "#detail-tabs")
     def _detail_tab(self, event: TabbedContent.TabActivated) -> None:
