@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import os
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import ClassVar
@@ -77,6 +78,8 @@ from tui.widgets.monitor import MonitorPane
 from tui.widgets.search_pane import SearchPane
 
 STATUS_INTERVAL_S = 5.0
+#: How long leaving waits for a sync the app runs itself to stop between files.
+OWN_SYNC_WAIT_S = 30.0
 #: Below this many columns the tree is hidden until asked for (ctrl+b, 1), so the
 #: panes keep room for result locations and the monitor's values.
 NARROW = 100
@@ -314,6 +317,11 @@ class MemdeckApp(App[int]):
         #: True from the moment the app begins to exit (see ``exit``).
         self.leaving = False
         self._status_timer: Timer | None = None
+        #: Syncs this app runs itself (no sync service): told to stop by ``_sync_cancel``
+        #: and counted, so the app returns only once none is still writing the index.
+        self._sync_cancel = threading.Event()
+        self._own_syncs = 0
+        self._own_syncs_done = threading.Condition()
         #: True once the objects of start-up are out of the collector's way (``_settle_heap``).
         self._heap_settled = False
 
@@ -472,10 +480,23 @@ class MemdeckApp(App[int]):
         self.workers.cancel_all()
 
     def shutdown(self) -> None:
-        """Stop listening and stop the background sync (idempotent)."""
+        """Stop listening and stop the background sync (idempotent).
+
+        A sync the app runs itself (no sync service) is a thread that cancelling
+        its worker does not stop, and ``App.run`` (``asyncio.run``) joins it before
+        returning: quitting during a long sync left the terminal waiting, the
+        screen gone, until the last file. It is asked to stop between files (the
+        index stays consistent; what was saved is on disk and is indexed at the
+        next start) and waited for here, so the engine is closed after it."""
         self.stop_background()
         if self.sync_service is not None and self.sync_service.started:
             self.sync_service.stop(timeout=5.0)
+        self._sync_cancel.set()
+        with self._own_syncs_done:
+            self._own_syncs_done.wait_for(lambda: self._own_syncs == 0, timeout=OWN_SYNC_WAIT_S)
+        if self._heap_settled:  # what the app froze is the collector's again
+            self._heap_settled = False
+            gc.unfreeze()
 
     # -- workers ----------------------------------------------------------------------
     # Status and tree loads return their result; the app takes it from the worker's
@@ -510,7 +531,16 @@ class MemdeckApp(App[int]):
 
     @work(thread=True, group="sync", exit_on_error=False)
     def _sync_in_worker(self, reason: str, force: bool) -> None:
-        self.engine.sync(reason=reason, force=force)
+        with self._own_syncs_done:
+            if self._sync_cancel.is_set():
+                return  # the app is leaving: the next start syncs
+            self._own_syncs += 1
+        try:
+            self.engine.sync(reason=reason, force=force, cancel=self._sync_cancel)
+        finally:
+            with self._own_syncs_done:
+                self._own_syncs -= 1
+                self._own_syncs_done.notify_all()
 
     def request_sync(self, reason: str, *, force: bool = False) -> None:
         """Ask for a sync without waiting: the service when it runs, else a worker."""
@@ -546,8 +576,10 @@ class MemdeckApp(App[int]):
         cyclic collector's reach (``gc.freeze``). Otherwise a full collection walks
         them all from time to time in the middle of a keystroke: 80–200 ms pauses on a
         10k-chunk workspace, most of the keystroke p95 (issue 16's profile). Objects
-        made later are collected as usual; a cycle that was already garbage when
-        frozen stays in memory (a one-time few kB)."""
+        made later are collected as usual; ``shutdown`` unfreezes, so what was
+        frozen (a cycle that was already garbage then, the app itself once closed)
+        is collectable again after the app (one process can run several, as tests
+        do)."""
         if self._heap_settled or self.status is None or not self.memory_tree.states:
             return
         self._heap_settled = True

@@ -18,7 +18,7 @@ from tests.cli_process import cli_env, run_cli
 from tests.integration.test_qmd_backend import QMD_BIN, requires_qmd
 from tests.mcp_process import stdio_client, structured
 from tests.tui.conftest import drive, wait_for
-from tui.screens.agent_activity import AgentActivityScreen, returned_summary
+from tui.screens.agent_activity import AgentActivityScreen, activity_title, returned_summary
 
 
 @pytest.fixture
@@ -136,6 +136,50 @@ def test_a_replay_after_the_files_changed_says_so(engine, make_app, demo_dir) ->
         assert pane.replay_verdict == "differs"
 
     drive(app, go)
+
+
+def test_the_header_fits_80_columns(engine, make_app) -> None:
+    """At 80×24 the header line keeps the count, the clients and the Enter hint."""
+    memory_search(engine, "cat medication", client="claude-code")
+    memory_search(engine, "zebra xylophone quartz", client="codex")
+    app = make_app(engine)
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.resize_terminal(80, 24)
+        await pilot.press("f11")
+        screen = app.screen
+        assert isinstance(screen, AgentActivityScreen)
+        await wait_for(pilot, lambda: len(screen.searches) == 2)
+        await pilot.pause()
+        title = screen.query_one("#activity-title", Static)
+        text = str(title.render())
+        assert text == "Agent activity — 2 searches by claude-code, codex · Enter replays"
+        assert len(text) <= title.content_size.width == 78
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        assert str(title.render()).endswith("· Enter replays in the search pane")
+
+    drive(app, go)
+
+
+def test_activity_title_gives_way_in_order() -> None:
+    clients = ["claude-code", "codex", "openclaw-main"]
+    full = activity_title(12, clients, 200)
+    assert full == (
+        "Agent activity — 12 searches by claude-code, codex, openclaw-main"
+        " · newest first · Enter replays in the search pane"
+    )
+    assert activity_title(12, clients, 78) == (
+        "Agent activity — 12 searches by claude-code, codex, openclaw-main"
+    )
+    assert (
+        activity_title(12, clients, 60)
+        == "Agent activity — 12 searches by 3 clients · Enter replays"
+    )
+    assert activity_title(1, ["codex"], 20) == "Agent activity — 1 search"
+    assert activity_title(0, [], 78) == (
+        "Agent activity — 0 searches · newest first · Enter replays in the search pane"
+    )
 
 
 def test_returned_summary_is_cut_to_width(engine) -> None:

@@ -3,9 +3,15 @@ a keymap that would take a key from the editor or another binding is refused."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+
+import numpy as np
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, TextArea
 
+from engine.embeddings.base import ProgressCallback
+from tests.engine.concept_embedder import ConceptEmbedder
 from tests.tui.conftest import drive, wait_for
 from tui.app import GLOBAL_BINDINGS, key_sections
 from tui.keymap import validate_keymap
@@ -49,6 +55,46 @@ def test_ctrl_q_with_unsaved_edits_asks_cancel_then_save(fts_engine, make_app, d
     drive(app, go)
     assert app.return_code == 0
     assert path.read_text(encoding="utf-8") == EDIT + original
+
+
+class SlowEmbedder(ConceptEmbedder):
+    """The concept embedder taking ``delay`` seconds per document batch."""
+
+    delay = 0.0
+
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        time.sleep(self.delay)
+        return super().embed_documents(texts, progress)
+
+
+def test_quitting_stops_the_apps_own_sync_between_files(engine_factory, make_app, demo_dir) -> None:
+    """Without a sync service a sync is the app's own thread, which cancelling its
+    worker does not stop, and the app's process waits for it (``asyncio.run`` joins
+    the thread) after the screen is gone: quitting during a long sync hung until the
+    last file. Quitting asks it to stop between files; the index stays consistent
+    and the rest is indexed at the next start."""
+    provider = SlowEmbedder()
+    engine = engine_factory(provider)
+    app = make_app(engine)
+    assert app.sync_service is None
+    bulk = demo_dir / "memory" / "bulk"
+    bulk.mkdir()
+    for i in range(30):
+        (bulk / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nThe quokka count was {i}.\n")
+    provider.delay = 0.2  # 30 new files: a 6 s sync
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("f9")
+        await wait_for(pilot, lambda: engine.state.running)
+        await pilot.press("ctrl+q")  # nothing unsaved: quits at once
+        await wait_for(pilot, lambda: not app.is_running)
+
+    drive(app, go)  # returns once the app's thread has ended too
+    assert not engine.state.running
+    indexed = [p for p in engine.store.files() if p.startswith("memory/bulk/")]
+    assert len(indexed) < 30  # stopped between files, not run to the end
 
 
 def test_ctrl_c_outside_text_fields_asks_and_discard_quits(fts_engine, make_app, demo_dir) -> None:

@@ -244,3 +244,45 @@ def test_slash_focuses_search_from_the_tree_and_escape_leaves(fts_engine, make_a
         assert app.editor_pane.rel == second.path
 
     drive(app, go)
+
+
+def test_a_refill_of_as_many_rows_is_in_place_and_shows_the_new_ranking(
+    hybrid_engine, make_app
+) -> None:
+    """Typing on with as many results: the rows are rewritten where they are (no new
+    layout of the screen, issue 16) and read exactly as a fresh table would."""
+    from tui.widgets.search_pane import result_cells
+
+    app = make_app(hybrid_engine)
+
+    async def go(pilot: Pilot) -> None:
+        pane = app.search_pane
+        table = pane.query_one("#results", DataTable)
+        await search(pilot, "cat")
+        first = pane.outcome
+        assert first is not None and first.results
+        size, updates = table.virtual_size, table._update_count
+        # a query with as many results whose cells fit the columns the table has
+        for query in ("cat medication", "cat tablet", "cat vet"):
+            out = hybrid_engine.search(query, pane.options, today=TODAY)
+            if len(out.results) == len(first.results):
+                break
+        else:
+            raise AssertionError("no second query with as many results")
+        inp = pane.query_one("#search-input", Input)
+        inp.value = query
+        await wait_for(pilot, lambda: pane.outcome is not None and pane.outcome.query == query)
+        await pilot.pause()
+        got = pane.outcome
+        assert got is not first
+        rows = [[c.plain for c in table.get_row_at(i)] for i in range(table.row_count)]
+        want = [
+            [c.plain for c in result_cells(r, app.theme_variables, pane.columns)]
+            for r in got.results
+        ]
+        assert rows == want
+        assert table._update_count > updates  # cells rewritten ...
+        assert table.virtual_size == size  # ... in rows of the same size
+        assert pane.highlighted() is got.results[table.cursor_row]
+
+    drive(app, go)

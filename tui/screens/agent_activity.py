@@ -67,6 +67,27 @@ def returned_summary(search: RecallSearch, width: int = 60) -> str:
     return path + tail
 
 
+def activity_title(n: int, clients: list[str], width: int) -> str:
+    """The header line within ``width`` cells. What gives way first: the words of the
+    Enter hint, "newest first" (the time column says it), the hint itself (the
+    table's Enter is not in the footer), then the client names become a count; the
+    number of searches stays."""
+    head = f"Agent activity — {n} search{'es' if n != 1 else ''}"
+    by = f" by {', '.join(clients)}" if clients else ""
+    count = f" by {len(clients)} clients" if len(clients) > 1 else by
+    for text in (
+        head + by + " · newest first · Enter replays in the search pane",
+        head + by + " · newest first · Enter replays",
+        head + by + " · Enter replays",
+        head + by,
+        head + count + " · Enter replays",
+        head + count,
+    ):
+        if len(text) <= width:
+            return text
+    return head
+
+
 class SearchesLoaded(Message):
     """New rows of the log (or the error reading it), from the loading thread."""
 
@@ -136,6 +157,8 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit_columns(event.size.width)
+        if self.searches:
+            self._show_title()
 
     def _fit_columns(self, width: int) -> None:
         """Client and query columns shrink on narrow terminals so what was returned
@@ -200,13 +223,15 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
             )
         if highlighted is not None and highlighted in self.searches:
             table.move_cursor(row=self.searches.index(highlighted))
-        clients = sorted({s.client for s in self.searches})
-        self.query_one("#activity-title", Static).update(
-            f"Agent activity — {len(self.searches)} searches"
-            + (f" by {', '.join(clients)}" if clients else "")
-            + " · newest first · Enter replays in the search pane"
-        )
+        self._show_title()
         self._detail()
+
+    def _show_title(self) -> None:
+        if self.error is None:
+            clients = sorted({s.client for s in self.searches})
+            self.query_one("#activity-title", Static).update(
+                activity_title(len(self.searches), clients, self.size.width - 2)
+            )
 
     @property
     def current(self) -> RecallSearch | None:
@@ -279,4 +304,4 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
             self.dismiss(None)
 
 
-__all__ = ["AgentActivityScreen", "returned_summary", "when"]
+__all__ = ["AgentActivityScreen", "activity_title", "returned_summary", "when"]
