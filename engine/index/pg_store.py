@@ -29,7 +29,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -749,9 +749,17 @@ class PgStore:
         return out
 
     def vector_search(
-        self, query: np.ndarray, limit: int, sources: Sequence[str], *, path: str = "auto"
+        self,
+        query: np.ndarray,
+        limit: int,
+        sources: Sequence[str],
+        *,
+        path: str = "auto",
+        read_vectors: Callable[[Sequence[int]], Mapping[int, np.ndarray]] | None = None,
     ) -> list[tuple[int, float]]:
-        """(chunk id, cosine similarity) best first, through the HNSW index."""
+        """(chunk id, cosine similarity) best first, through the HNSW index (its
+        distances are exact: ``read_vectors``, ``Store``'s reader for rescoring a
+        quantized scan, goes unused)."""
         q = np.asarray(query, dtype=np.float32)
         dims = int(q.shape[0])
         with self._conn() as c:

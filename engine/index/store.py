@@ -22,6 +22,7 @@ from engine.index import keyword_index
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
 from engine.index.keyword_index import KeywordIndex
+from engine.index.vector_matrix import ReadVectors, VectorMatrix
 
 SCHEMA_VERSION = 1
 #: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
@@ -50,9 +51,6 @@ def table_tokenizer(create_sql: str) -> str:
 #: (100k chunks: 492 → ~417 MB after VACUUM). Existing files keep theirs until a
 #: full reindex (``indexer.copy_into``).
 PAGE_SIZE = 16384
-
-#: rows per query while loading the numpy matrix
-MATRIX_PAGE = 4096
 
 _SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
@@ -126,105 +124,6 @@ def _blob(vec: np.ndarray | None) -> bytes | None:
     return None if vec is None else np.asarray(vec, dtype=np.float32).tobytes()
 
 
-class _VectorMatrix:
-    """The numpy path's vectors: a preallocated buffer with spare rows.
-
-    ``updated`` holds each row's ``chunks.updated_at``: a chunk id that was deleted
-    and inserted again (SQLite reuses the highest rowids) is recognised as new.
-    """
-
-    def __init__(self, key: object, sources: tuple[str, ...], dims: int, capacity: int):
-        self.key = key
-        self.sources = sources
-        self.dims = dims
-        self.ids = np.empty(capacity, dtype=np.int64)
-        self.updated = np.empty(capacity, dtype=np.float64)
-        self.matrix = np.empty((capacity, dims), dtype=np.float32)
-        self.n = 0
-
-    def view(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.ids[: self.n], self.matrix[: self.n]
-
-    def _marks(self) -> str:
-        return ",".join("?" * len(self.sources))
-
-    def _append(self, cid: int, updated: float, blob: bytes) -> bool:
-        if len(blob) != self.dims * 4 or self.n >= len(self.ids):
-            return len(blob) != self.dims * 4  # a wrong-sized row is skipped, not fatal
-        self.ids[self.n] = cid
-        self.updated[self.n] = updated
-        self.matrix[self.n] = np.frombuffer(blob, dtype=np.float32)
-        self.n += 1
-        return True
-
-    @classmethod
-    def load(cls, store: Store, key: object, sources: tuple[str, ...], dims: int) -> _VectorMatrix:
-        """Read every vector in pages straight into the buffer (peak ≈ one matrix)."""
-        count = store._embedded_count()
-        vm = cls(key, sources, dims, count + max(64, count // 50))
-        last = -(2**63)
-        while True:
-            rows = store.db.execute(
-                "select id, updated_at, embedding from chunks where embedding is not null"
-                f" and id > ? and source in ({vm._marks()}) order by id limit {MATRIX_PAGE}",
-                [last, *sources],
-            )
-            if not rows:
-                break
-            last = rows[-1][0]
-            for cid, updated, blob in rows:
-                if not vm._append(cid, updated, blob):  # grew while loading: one more pass
-                    return cls.load(store, key, sources, dims)
-        return vm
-
-    def refresh(self, store: Store, key: object) -> bool:
-        """Apply the table's changes in place; False when a full reload is better."""
-        listing = store.db.execute(
-            "select id, updated_at from chunks where embedding is not null"
-            f" and source in ({self._marks()})",
-            list(self.sources),
-        )
-        cur_ids = np.fromiter((r[0] for r in listing), dtype=np.int64, count=len(listing))
-        cur_upd = np.fromiter((r[1] for r in listing), dtype=np.float64, count=len(listing))
-        n = self.n
-        if n == 0:
-            return False
-        order = np.argsort(self.ids[:n], kind="stable")
-        sorted_ids = self.ids[:n][order]
-        pos = np.searchsorted(sorted_ids, cur_ids)
-        pos_ok = pos < n
-        found = np.zeros(len(cur_ids), dtype=bool)
-        found[pos_ok] = sorted_ids[pos[pos_ok]] == cur_ids[pos_ok]
-        rows_of_cur = np.where(found, order[np.minimum(pos, n - 1)], -1)
-        same = found & (self.updated[np.maximum(rows_of_cur, 0)] == cur_upd)
-        keep = np.zeros(n, dtype=bool)
-        keep[rows_of_cur[same]] = True
-        added = cur_ids[~same]
-        holes = np.flatnonzero(~keep)
-        if len(added) + len(holes) > max(1000, n // 4):
-            return False
-        if n - len(holes) + len(added) > len(self.ids):
-            return False
-        # Fill holes by moving the last kept rows into them (order does not matter).
-        for h in holes[::-1]:
-            last = self.n - 1
-            if h != last:
-                self.ids[h] = self.ids[last]
-                self.updated[h] = self.updated[last]
-                self.matrix[h] = self.matrix[last]
-            self.n -= 1
-        for start in range(0, len(added), 500):
-            part = [int(i) for i in added[start : start + 500]]
-            marks = ",".join("?" * len(part))
-            for cid, updated, blob in store.db.execute(
-                f"select id, updated_at, embedding from chunks where id in ({marks})", part
-            ):
-                if blob is not None:
-                    self._append(cid, updated, blob)
-        self.key = key
-        return True
-
-
 class Store:
     """Typed operations on one index file. Thread-safe through ``Database``'s lock."""
 
@@ -264,7 +163,7 @@ class Store:
         )
         self.fts_available = self._ensure_fts()
         self._vec_dims: int | None = None
-        self._matrix_cache: _VectorMatrix | None = None
+        self._matrix_cache: VectorMatrix | None = None
         self._generation = 0
         self._other_sources_cache: tuple[tuple[int, int], bool] | None = None
         self._embedded_cache: tuple[tuple[int, int], int] | None = None
@@ -961,9 +860,21 @@ class Store:
         return out
 
     def vector_search(
-        self, query: np.ndarray, limit: int, sources: Sequence[str], *, path: str = "auto"
+        self,
+        query: np.ndarray,
+        limit: int,
+        sources: Sequence[str],
+        *,
+        path: str = "auto",
+        read_vectors: ReadVectors | None = None,
     ) -> list[tuple[int, float]]:
-        """(chunk id, cosine similarity) best first, by sqlite-vec or in-process numpy."""
+        """(chunk id, cosine similarity) best first, by sqlite-vec or in-process numpy.
+
+        The numpy path of a large index scans quantized rows and computes the exact
+        cosine of its best candidates from their stored vectors, read through
+        ``read_vectors`` (default ``chunk_vectors``): a search that reads the
+        candidates' vectors anyway passes its own reader so each is read once.
+        """
         q = np.asarray(query, dtype=np.float32)
         use_vec = path == "sqlite-vec" or (path == "auto" and self._auto_prefers_vec())
         dims = self._vec_dims
@@ -972,7 +883,7 @@ class Store:
                 try:  # asked for sqlite-vec before the index outgrew numpy: build it now
                     self._ensure_vec_table(dims, create=True)
                 except DatabaseError:
-                    return self._numpy_search(q, limit, sources)
+                    return self._numpy_search(q, limit, sources, read_vectors)
             k = limit if self._only_memory(sources) else limit * 4
             rows = self.db.execute(
                 "select v.rowid, v.distance, c.source from chunks_vec v join chunks c"
@@ -981,7 +892,7 @@ class Store:
             )
             wanted = set(sources)
             return [(int(r[0]), 1.0 - float(r[1])) for r in rows if r[2] in wanted][:limit]
-        return self._numpy_search(q, limit, sources)
+        return self._numpy_search(q, limit, sources, read_vectors)
 
     def _state_key(self) -> tuple[int, int]:
         """Changes whenever this store or another connection commits a write."""
@@ -1018,38 +929,38 @@ class Store:
             cached = self._other_sources_cache = (key, found)
         return cached[1]
 
-    def vector_matrix(self, sources: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, matrix) of stored vectors, kept in step with the table.
+    def vector_matrix(self, sources: Sequence[str]) -> VectorMatrix:
+        """The stored vectors of ``sources`` in memory, kept in step with the table.
 
         After a write only the rows that changed are read again: an edit to one
         daily log must not cost a reload of 100k vectors (~1.4 s) before the next
-        search. Rows are in no particular order.
+        search. Large indexes hold them quantized (``engine.index.vector_matrix``).
         """
         key = (self._state_key(), tuple(sources))
         cache = self._matrix_cache
         if cache is not None and cache.key == key:
-            return cache.view()
-        if cache is not None and cache.sources == tuple(sources) and cache.refresh(self, key):
-            return cache.view()
+            return cache
+        if (
+            cache is not None
+            and cache.sources == tuple(sources)
+            and cache.refresh(self.db.execute, key)
+        ):
+            return cache
         self._matrix_cache = None  # let the old matrix go before building the new one
-        self._matrix_cache = _VectorMatrix.load(self, key, tuple(sources), self.dims or 0)
-        return self._matrix_cache.view()
+        self._matrix_cache = VectorMatrix.load(
+            self.db.execute, self._embedded_count(), key, tuple(sources), self.dims or 0
+        )
+        return self._matrix_cache
 
     def _numpy_search(
-        self, q: np.ndarray, limit: int, sources: Sequence[str]
+        self,
+        q: np.ndarray,
+        limit: int,
+        sources: Sequence[str],
+        read_vectors: ReadVectors | None = None,
     ) -> list[tuple[int, float]]:
-        ids, matrix = self.vector_matrix(sources)
-        n = matrix.shape[0]
-        if n == 0 or matrix.shape[1] != q.shape[0]:
-            return []
-        # One sgemv over the C-contiguous float32 rows (no copy of the matrix, no
-        # promotion: the query is float32 too); it reads 154 MB at 100k × 384 and
-        # is bound by memory bandwidth. Then the k best without sorting the rest.
-        sims = matrix @ np.ascontiguousarray(q, dtype=np.float32)
-        k = min(limit, n)
-        top = np.argpartition(sims, n - k)[n - k :] if k < n else np.arange(n)
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(ids[i]), float(sims[i])) for i in top]
+        matrix = self.vector_matrix(sources)
+        return matrix.search(q, limit, read_vectors or self.chunk_vectors)
 
     def close(self) -> None:
         self.db.close()

@@ -16,7 +16,7 @@ import datetime as dt
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -361,7 +361,9 @@ def retrieve(
                 ) from None
             tv = time.perf_counter()
             try:
-                vector_hits = store.vector_search(qvec, limit, options.sources, path=vector_path)
+                vector_hits = store.vector_search(
+                    qvec, limit, options.sources, path=vector_path, read_vectors=data.read_vectors
+                )
             except CorruptIndexError:
                 raise  # the whole file: the engine moves it aside and rebuilds
             except DatabaseError as exc:  # sqlite-vec's table: rebuilt from chunks
@@ -463,6 +465,7 @@ class _CandidateData:
         self._want_vectors = vectors
         self._seen: set[int] = set()
         self._hashes_asked: set[str] = set()
+        self._vectors_read: set[int] = set()
         self.rows: dict[int, ChunkRow] = {}
         self.hashes: dict[int, str] = {}
         self.vectors: dict[int, np.ndarray] = {}
@@ -478,7 +481,7 @@ class _CandidateData:
         rows = store.chunk_rows(new)
         self.rows.update(rows)
         if self._want_vectors:
-            self.vectors.update(store.chunk_vectors(new))
+            self.read_vectors(new)
         if self._line_space is not None and rows:
             hashes = store.chunk_hashes(list(rows))
             self.hashes.update(hashes)
@@ -489,6 +492,15 @@ class _CandidateData:
         paths = sorted({r.path for r in rows.values()} - self.mtimes.keys())
         if paths:
             self.mtimes.update(store.file_mtimes(paths))
+
+    def read_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of ``ids``, each read once: the vector scan's exact
+        rescoring reads its candidates' here, and the ranking reuses them."""
+        new = [i for i in dict.fromkeys(ids) if i not in self._vectors_read]
+        if new:
+            self._vectors_read.update(new)
+            self.vectors.update(self._store.chunk_vectors(new))
+        return {i: self.vectors[i] for i in ids if i in self.vectors}
 
     def rows_of(self, ids: list[int]) -> dict[int, ChunkRow]:
         return {i: self.rows[i] for i in sorted(ids) if i in self.rows}

@@ -39,6 +39,7 @@ from typing import Any
 
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
+from engine.index import vector_matrix
 from engine.index.chunking import chunk_markdown
 from engine.index.db import Database
 from engine.index.keyword_index import KeywordIndex
@@ -326,7 +327,16 @@ def query_embedder() -> tuple[EmbeddingProvider, str]:
 
 #: parts of a size's run that ``--skip`` can leave out (to split a 100k run in calls
 #: that each fit a benchmark slot)
-PARTS = ("fts-index", "hash-index", "latency", "sqlite-vec", "edit", "old-layout", "vacuum")
+PARTS = (
+    "fts-index",
+    "hash-index",
+    "latency",
+    "sqlite-vec",
+    "edit",
+    "old-layout",
+    "vacuum",
+    "exact-vectors",
+)
 
 
 def child_size(
@@ -379,7 +389,73 @@ def child_size(
             "hash": vacuumed_mb(root / "state-hash"),
         }
     result["peak_rss_mb"] = round(vm_hwm_mb(), 1)
+    if "exact-vectors" not in skip and "latency" not in skip:
+        # last, so that the float32 matrix it loads is not in the peak RSS above
+        common.log(f"{n}: the numpy scan with exact float32 rows, for comparison")
+        engine = common.open_engine(ws, root / "state-hash", synthetic.HashEmbedder())
+        qprov, _ = query_embedder()
+        qprov.embed_query("warm up the model")
+        result["exact_vectors"] = exact_against_quantized(engine, qprov, queries)
+        qprov.close()
+        engine.close()
     return result
+
+
+@contextlib.contextmanager
+def exact_vector_matrix(store: Store) -> Iterator[None]:
+    """The numpy path as before quantization: float32 rows whatever the size."""
+    original = vector_matrix.QUANTIZE_FROM
+    vector_matrix.QUANTIZE_FROM = 2**62
+    store._matrix_cache = None
+    try:
+        yield
+    finally:
+        vector_matrix.QUANTIZE_FROM = original
+        store._matrix_cache = None
+
+
+def scan_ms(store: Store, qvecs: list[Any], k: int) -> tuple[dict[str, float], list[list[int]]]:
+    """``vector_search`` alone (numpy path): p50/p95 ms and each query's top ``k``."""
+    store.vector_search(qvecs[0], k, ["memory"], path="numpy")  # load the matrix
+    times, tops = [], []
+    for q in qvecs:
+        t0 = time.perf_counter()
+        hits = store.vector_search(q, k, ["memory"], path="numpy")
+        times.append((time.perf_counter() - t0) * 1000)
+        tops.append([cid for cid, _ in hits])
+    return percentiles(times), tops
+
+
+def exact_against_quantized(
+    engine: Engine, query_provider: EmbeddingProvider, queries: list[str]
+) -> dict[str, Any]:
+    """The numpy path quantized (as it runs) and with exact float32 rows, from one
+    process: hybrid latency, the vector scan alone, recall@24 of the quantized scan
+    against the exact one, and the matrix's bytes."""
+    store = engine.store
+    opts = common.default_options()
+    k = opts.candidates
+    qvecs = [query_provider.embed_query(q) for q in queries]
+    store._matrix_cache = None
+    quantized = {"hybrid": time_queries(engine, query_provider, queries, opts, "numpy")}
+    quantized["scan"], got = scan_ms(store, qvecs, k)
+    matrix = store._matrix_cache
+    quantized["matrix_mb"] = round(matrix.nbytes() / 2**20, 1) if matrix else None
+    quantized["quantized"] = bool(matrix and matrix.quantized)
+    with exact_vector_matrix(store):
+        exact = {"hybrid": time_queries(engine, query_provider, queries, opts, "numpy")}
+        exact["scan"], want = scan_ms(store, qvecs, k)
+        matrix = store._matrix_cache
+        exact["matrix_mb"] = round(matrix.nbytes() / 2**20, 1) if matrix else None
+    recall = [len(set(g) & set(w)) / max(1, len(w)) for g, w in zip(got, want, strict=True)]
+    return {
+        "quantized": quantized,
+        "exact": exact,
+        "k": k,
+        "recall_at_k": round(statistics.fmean(recall), 4),
+        "queries_with_all_k": sum(r == 1.0 for r in recall),
+        "queries": len(recall),
+    }
 
 
 def chunk_texts(ws: Path) -> list[str]:

@@ -187,7 +187,7 @@ def test_numpy_matrix_follows_edits_without_reloading(tmp_path) -> None:
             store.remove_files([f"memory/f{pick.randrange(24)}.md"])
         else:  # the newest file again: SQLite hands its rowids out a second time
             put("memory/f19.md", pick.randrange(1, 4))
-        ids, matrix = store.vector_matrix(["memory"])
+        ids, matrix = store.vector_matrix(["memory"]).view()
         expected = table()
         assert sorted(ids.tolist()) == sorted(expected)
         for cid, row in zip(ids.tolist(), matrix, strict=True):

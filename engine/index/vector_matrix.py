@@ -1,0 +1,322 @@
+"""The numpy vector path's rows in memory, exact or quantized.
+
+``chunks.embedding`` (float32 blobs in SQLite) stays the single source of truth;
+this is a scan accelerator kept in step with the table.
+
+Small indexes keep the float32 rows and answer with one matrix-vector product:
+below ``QUANTIZE_FROM`` rows that scan costs ~1 ms and its answers are the
+stored vectors' cosines as they are. From ``QUANTIZE_FROM`` rows on, the float32
+matrix (1,536 B a row at 384 dims, 154 MB at 100k) is the largest thing memdeck
+holds and its scan reads all of it per query, so each row is kept as
+
+* its projection on the ``PROJECTION_DIMS`` principal axes of the vectors
+  loaded (float32, 384 B a row at 96 axes): a quarter of the bytes to scan, and
+  on real MiniLM vectors a far better shortlist than a sign-bit sketch of the
+  same or smaller size;
+* int8 codes with one float32 scale per row (``row ≈ scale · codes``).
+
+A search ranks every row by its projection's dot product with the query's,
+keeps the best ``shortlist_size`` rows, ranks those by their int8 approximation
+of the dot product, and computes the exact float32 cosine of the best
+``rescore_size`` of them from their stored vectors. Every cosine handed back is
+that exact one; the approximations only choose which rows are read. README
+"Speed and memory" has the measurements behind the constants.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+#: rows at which the matrix is quantized (below: float32 rows, the exact scan)
+QUANTIZE_FROM = 30_000
+#: principal axes the first pass scans (fewer axes than the vectors have dims)
+PROJECTION_DIMS = 96
+#: rows (a strided sample) the principal axes are computed from
+AXES_SAMPLE = 20_000
+#: the first pass's shortlist: this fraction of the rows, and at least
+#: ``SHORTLIST_PER_HIT`` rows per asked hit
+SHORTLIST_FRACTION = 1 / 25
+SHORTLIST_PER_HIT = 40
+#: the int8 ranking's best rows whose exact cosine is computed: asked hits times
+#: this factor, plus ``RESCORE_EXTRA``
+RESCORE_FACTOR = 2
+RESCORE_EXTRA = 16
+#: rows read per query while loading the matrix
+PAGE = 4096
+
+#: stored vectors of chunk ids (the ids without a stored vector are left out)
+ReadVectors = Callable[[Sequence[int]], Mapping[int, np.ndarray]]
+#: where the matrix reads its rows: a query on the store's ``chunks`` table
+Rows = Callable[[str, Sequence[Any]], Sequence[Sequence[Any]]]
+
+
+def shortlist_size(n: int, limit: int) -> int:
+    """How many rows the first pass keeps for ``limit`` hits out of ``n``."""
+    return min(n, max(SHORTLIST_PER_HIT * limit, math.ceil(n * SHORTLIST_FRACTION)))
+
+
+def rescore_size(limit: int) -> int:
+    """How many int8-ranked rows get their exact cosine computed."""
+    return RESCORE_FACTOR * limit + RESCORE_EXTRA
+
+
+def _quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 codes and per-row scales with ``rows ≈ scales[:, None] * codes``."""
+    peak = np.abs(rows).max(axis=1)
+    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    codes = np.rint(rows / scales[:, None]).astype(np.int8)
+    return codes, scales
+
+
+def principal_axes(rows: np.ndarray, count: int) -> np.ndarray:
+    """(dims × count) float32: the ``count`` principal axes of ``rows``, as columns."""
+    centred = rows.astype(np.float64) - rows.mean(axis=0, dtype=np.float64)
+    _, axes = np.linalg.eigh(centred.T @ centred)  # ascending eigenvalues
+    return np.ascontiguousarray(axes[:, ::-1][:, :count], dtype=np.float32)
+
+
+class VectorMatrix:
+    """Stored vectors in a preallocated buffer with spare rows.
+
+    ``updated`` holds each row's ``chunks.updated_at``: a chunk id that was deleted
+    and inserted again (SQLite reuses the highest rowids) is recognised as new.
+    Rows are in no particular order.
+    """
+
+    def __init__(
+        self,
+        key: object,
+        sources: tuple[str, ...],
+        dims: int,
+        capacity: int,
+        *,
+        quantized: bool,
+    ):
+        self.key = key
+        self.sources = sources
+        self.dims = dims
+        self.quantized = quantized
+        self.ids = np.empty(capacity, dtype=np.int64)
+        self.updated = np.empty(capacity, dtype=np.float64)
+        self.n = 0
+        self.exact = np.empty((0 if quantized else capacity, dims), dtype=np.float32)
+        self.codes = np.empty((capacity if quantized else 0, dims), dtype=np.int8)
+        self.scales = np.empty(capacity if quantized else 0, dtype=np.float32)
+        width = min(PROJECTION_DIMS, dims)
+        self.projected = np.empty((capacity if quantized else 0, width), dtype=np.float32)
+        self.axes = np.zeros((dims, width), dtype=np.float32)
+
+    @property
+    def capacity(self) -> int:
+        return len(self.ids)
+
+    def nbytes(self) -> int:
+        """Bytes held by the rows' buffers."""
+        parts = (self.ids, self.updated, self.exact, self.codes, self.scales, self.projected)
+        return sum(a.nbytes for a in parts)
+
+    def view(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, rows) in memory: float32 rows, or the int8 codes times their scales."""
+        ids = self.ids[: self.n]
+        if not self.quantized:
+            return ids, self.exact[: self.n]
+        return ids, self.approx(slice(0, self.n))
+
+    def _marks(self) -> str:
+        return ",".join("?" * len(self.sources))
+
+    # -- building -------------------------------------------------------------------
+    def _put(
+        self, cids: np.ndarray, updated: np.ndarray, rows: np.ndarray, *, project: bool = True
+    ) -> None:
+        """Append rows (the caller checked the capacity), projected on ``self.axes``
+        unless ``project`` is false (a load projects once it knows the axes)."""
+        at, count = self.n, len(cids)
+        self.ids[at : at + count] = cids
+        self.updated[at : at + count] = updated
+        if self.quantized:
+            codes, scales = _quantize(rows)
+            self.codes[at : at + count] = codes
+            self.scales[at : at + count] = scales
+            if project:
+                self.projected[at : at + count] = (codes * scales[:, None]) @ self.axes
+        else:
+            self.exact[at : at + count] = rows
+        self.n += count
+
+    def _decode(self, rows: Sequence[Sequence[Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ids, updated, vectors) of the rows whose blob has this matrix's size
+        (a wrong-sized row is skipped, not fatal)."""
+        width = self.dims * 4
+        good = [r for r in rows if r[2] is not None and len(r[2]) == width]
+        cids = np.fromiter((r[0] for r in good), dtype=np.int64, count=len(good))
+        upd = np.fromiter((r[1] for r in good), dtype=np.float64, count=len(good))
+        vecs = np.frombuffer(b"".join(r[2] for r in good), dtype=np.float32)
+        return cids, upd, vecs.reshape(len(good), self.dims)
+
+    @classmethod
+    def load(
+        cls,
+        rows: Rows,
+        count: int,
+        key: object,
+        sources: tuple[str, ...],
+        dims: int,
+        *,
+        quantize_from: int | None = None,
+    ) -> VectorMatrix:
+        """Read every vector in pages straight into the buffer (peak ≈ one matrix).
+
+        ``count`` is the number of stored vectors now (rows that arrive while
+        loading cost another pass); at ``quantize_from`` (default
+        ``QUANTIZE_FROM``) rows or more the matrix is quantized.
+        """
+        threshold = QUANTIZE_FROM if quantize_from is None else quantize_from
+        while True:
+            vm = cls._load_once(rows, count, key, sources, dims, threshold)
+            if isinstance(vm, VectorMatrix):
+                return vm
+            count = vm
+
+    @classmethod
+    def _load_once(
+        cls,
+        rows: Rows,
+        count: int,
+        key: object,
+        sources: tuple[str, ...],
+        dims: int,
+        quantize_from: int,
+    ) -> VectorMatrix | int:
+        quantized = count >= quantize_from
+        vm = cls(key, sources, dims, count + max(64, count // 50), quantized=quantized)
+        last = -(2**63)
+        while True:
+            page = rows(
+                "select id, updated_at, embedding from chunks where embedding is not null"
+                f" and id > ? and source in ({vm._marks()}) order by id limit {PAGE}",
+                [last, *sources],
+            )
+            if not page:
+                break
+            last = page[-1][0]
+            cids, upd, vecs = vm._decode(page)
+            if vm.n + len(cids) > vm.capacity:  # grew while loading: one more pass
+                return vm.n + len(cids) + count // 10
+            vm._put(cids, upd, vecs, project=False)
+        if quantized and vm.n:
+            # the axes come from the rows loaded (a strided sample of them); rows
+            # added by later edits are projected on the same axes
+            step = max(1, vm.n // AXES_SAMPLE)
+            vm.axes = principal_axes(vm.approx(slice(0, vm.n, step)), vm.axes.shape[1])
+            for start in range(0, vm.n, PAGE):
+                part = slice(start, min(vm.n, start + PAGE))
+                vm.projected[part] = vm.approx(part) @ vm.axes
+        return vm
+
+    def approx(self, rows: slice | np.ndarray) -> np.ndarray:
+        """float32 rows from the int8 codes and their scales."""
+        return self.codes[rows].astype(np.float32) * self.scales[rows, None]
+
+    def refresh(self, rows: Rows, key: object) -> bool:
+        """Apply the table's changes in place; False when a full reload is better."""
+        listing = rows(
+            "select id, updated_at, null from chunks where embedding is not null"
+            f" and source in ({self._marks()})",
+            list(self.sources),
+        )
+        cur_ids = np.fromiter((r[0] for r in listing), dtype=np.int64, count=len(listing))
+        cur_upd = np.fromiter((r[1] for r in listing), dtype=np.float64, count=len(listing))
+        n = self.n
+        if n == 0:
+            return False
+        order = np.argsort(self.ids[:n], kind="stable")
+        sorted_ids = self.ids[:n][order]
+        pos = np.searchsorted(sorted_ids, cur_ids)
+        pos_ok = pos < n
+        found = np.zeros(len(cur_ids), dtype=bool)
+        found[pos_ok] = sorted_ids[pos[pos_ok]] == cur_ids[pos_ok]
+        rows_of_cur = np.where(found, order[np.minimum(pos, n - 1)], -1)
+        same = found & (self.updated[np.maximum(rows_of_cur, 0)] == cur_upd)
+        keep = np.zeros(n, dtype=bool)
+        keep[rows_of_cur[same]] = True
+        added = cur_ids[~same]
+        holes = np.flatnonzero(~keep)
+        if len(added) + len(holes) > max(1000, n // 4):
+            return False
+        if n - len(holes) + len(added) > self.capacity:
+            return False
+        # Fill holes by moving the last rows into them (order does not matter).
+        for h in holes[::-1]:
+            self._move(self.n - 1, int(h))
+            self.n -= 1
+        for start in range(0, len(added), 500):
+            part = [int(i) for i in added[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            got = rows(f"select id, updated_at, embedding from chunks where id in ({marks})", part)
+            self._put(*self._decode(got))
+        self.key = key
+        return True
+
+    def _move(self, src: int, dst: int) -> None:
+        if src == dst:
+            return
+        self.ids[dst] = self.ids[src]
+        self.updated[dst] = self.updated[src]
+        if self.quantized:
+            self.codes[dst] = self.codes[src]
+            self.scales[dst] = self.scales[src]
+            self.projected[dst] = self.projected[src]
+        else:
+            self.exact[dst] = self.exact[src]
+
+    # -- searching ------------------------------------------------------------------
+    def search(
+        self, q: np.ndarray, limit: int, read_vectors: ReadVectors
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the ``limit`` best rows, best first.
+
+        ``read_vectors`` gives the stored vectors the quantized scan rescores
+        with; the exact scan never calls it.
+        """
+        n = self.n
+        if n == 0 or q.shape[0] != self.dims or limit <= 0:
+            return []
+        q = np.ascontiguousarray(q, dtype=np.float32)
+        if not self.quantized:
+            # One sgemv over the C-contiguous float32 rows (no copy, no promotion:
+            # the query is float32 too), bound by memory bandwidth; then the k
+            # best without sorting the rest.
+            sims = self.exact[:n] @ q
+            k = min(limit, n)
+            top = np.argpartition(sims, n - k)[n - k :] if k < n else np.arange(n)
+            top = top[np.argsort(-sims[top], kind="stable")]
+            return [(int(self.ids[i]), float(sims[i])) for i in top]
+        shortlist = self.shortlist(q, shortlist_size(n, limit))
+        approx = (self.codes[shortlist].astype(np.float32) @ q) * self.scales[shortlist]
+        keep = min(len(shortlist), rescore_size(limit))
+        if keep < len(shortlist):
+            best = np.argpartition(-approx, keep - 1)[:keep]
+            shortlist = shortlist[best]
+        wanted = [int(i) for i in self.ids[shortlist]]
+        stored = read_vectors(wanted)
+        scored = []
+        for cid in wanted:
+            vec = stored.get(cid)
+            if vec is not None and vec.shape == q.shape:
+                scored.append((cid, float(np.dot(vec, q))))
+        scored.sort(key=lambda hit: (-hit[1], hit[0]))
+        return scored[:limit]
+
+    def shortlist(self, q: np.ndarray, size: int) -> np.ndarray:
+        """Row numbers of the ``size`` rows whose projections score best against
+        the query's (one matrix-vector product over the projections)."""
+        n = self.n
+        if size >= n:
+            return np.arange(n)
+        scores = self.projected[:n] @ (q @ self.axes)
+        return np.argpartition(scores, n - size)[n - size :]
