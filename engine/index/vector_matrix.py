@@ -26,7 +26,7 @@ that exact one; the approximations only choose which rows are read. README
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,10 +72,19 @@ def _quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, scales
 
 
-def principal_axes(rows: np.ndarray, count: int) -> np.ndarray:
-    """(dims × count) float32: the ``count`` principal axes of ``rows``, as columns."""
-    centred = rows.astype(np.float64) - rows.mean(axis=0, dtype=np.float64)
-    _, axes = np.linalg.eigh(centred.T @ centred)  # ascending eigenvalues
+def principal_axes(blocks: Iterable[np.ndarray], dims: int, count: int) -> np.ndarray:
+    """(dims × count) float32: the ``count`` principal axes of the rows in
+    ``blocks``, as columns. Only the (dims × dims) moments are held, never a copy
+    of the rows."""
+    moments = np.zeros((dims, dims), dtype=np.float64)
+    total = np.zeros(dims, dtype=np.float64)
+    rows = 0
+    for block in blocks:
+        moments += (block.T @ block).astype(np.float64)
+        total += block.sum(axis=0, dtype=np.float64)
+        rows += len(block)
+    mean = total / max(1, rows)
+    _, axes = np.linalg.eigh(moments - rows * np.outer(mean, mean))  # ascending
     return np.ascontiguousarray(axes[:, ::-1][:, :count], dtype=np.float32)
 
 
@@ -212,7 +221,12 @@ class VectorMatrix:
             # the axes come from the rows loaded (a strided sample of them); rows
             # added by later edits are projected on the same axes
             step = max(1, vm.n // AXES_SAMPLE)
-            vm.axes = principal_axes(vm.approx(slice(0, vm.n, step)), vm.axes.shape[1])
+            sample = range(0, vm.n, step * PAGE // 8)
+            vm.axes = principal_axes(
+                (vm.approx(slice(i, min(vm.n, i + step * PAGE // 8), step)) for i in sample),
+                dims,
+                vm.axes.shape[1],
+            )
             for start in range(0, vm.n, PAGE):
                 part = slice(start, min(vm.n, start + PAGE))
                 vm.projected[part] = vm.approx(part) @ vm.axes
