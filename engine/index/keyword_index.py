@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.index import heap
 from engine.index.db import Database, DatabaseError
 from engine.index.fts_bm25 import IDF_FLOOR, K1, B, read_varint
 
@@ -512,6 +513,12 @@ class KeywordIndex:
         The reading and tokenising (most of the time) runs outside any transaction,
         the tables marked stale so searches use FTS5 meanwhile; only the writing of
         the finished lists holds the database's write lock."""
+        try:
+            return self._rebuild()
+        finally:  # the build's small objects, freed (engine.index.heap)
+            heap.give_back_free_memory()
+
+    def _rebuild(self) -> int:
         self.mark_stale()
         vocab: dict[str, int] = {}
         segments: list[list[tuple[bytes, bytes]]] = []
