@@ -104,5 +104,5 @@ def test_a_first_pass_of_one_row_in_25_keeps_the_top_24(
     for q in queries:
         got = {cid for cid, _ in store.vector_search(q, K, ["memory"], path="numpy")}
         recalls.append(len(got & {cid for cid, _ in _exact(store, q, K)}) / K)
-    assert float(np.mean(recalls)) >= 0.95
+    assert float(np.mean(recalls)) >= 0.99  # measured: 0.9993 (119 of 120 questions all 24)
     store._matrix_cache = None
