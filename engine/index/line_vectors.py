@@ -96,6 +96,27 @@ def unit_spans(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+#: chunk content hash → its units' line offsets, flat (first, last, first, last, …)
+_BOUNDS: dict[str, tuple[int, ...]] = {}
+#: how many chunks' offsets are remembered (~0.4 kB each); the whole cache is dropped
+#: when it is full
+BOUNDS_CACHE_MAX = 20_000
+
+
+def unit_bounds(chunk_hash: str, text: str) -> tuple[int, ...]:
+    """The (first, last) line offsets of :func:`unit_spans` of ``text``, flattened,
+    remembered by the chunk's content hash (a sha256 of the text, the key of its
+    line vectors too): a search ranks ~50 candidates, and splitting each into units
+    again per query cost more than the rest of ``best_lines``."""
+    got = _BOUNDS.get(chunk_hash)
+    if got is None:
+        got = tuple(offset for first, last, _ in unit_spans(text) for offset in (first, last))
+        if len(_BOUNDS) >= BOUNDS_CACHE_MAX:
+            _BOUNDS.clear()
+        _BOUNDS[chunk_hash] = got
+    return got
+
+
 def line_units(text: str) -> list[tuple[int, str]]:
     """(0-based line offset in the chunk of its first line, text) of every vector unit."""
     return [(first, unit) for first, _, unit in unit_spans(text)]
@@ -198,10 +219,10 @@ def best_lines(
         mat = mats.get(h)
         if mat is None or mat.shape[0] == 0 or mat.shape[1] != query_vector.shape[0]:
             continue
-        units = unit_spans(text)
-        if len(units) != mat.shape[0]:
+        bounds = unit_bounds(h, text)
+        if len(bounds) != 2 * mat.shape[0]:
             continue
         sims = mat @ query_vector
         i = int(np.argmax(sims))
-        out[cid] = UnitHit(first + units[i][0], float(sims[i]), first + units[i][1])
+        out[cid] = UnitHit(first + bounds[2 * i], float(sims[i]), first + bounds[2 * i + 1])
     return out

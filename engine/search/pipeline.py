@@ -36,7 +36,7 @@ from engine.config.settings import (
 )
 from engine.embeddings.base import EmbeddingProvider, ProviderError
 from engine.index.db import CorruptIndexError, DatabaseError
-from engine.index.line_vectors import UnitHit, best_lines, space_key
+from engine.index.line_vectors import UnitHit, best_lines, space_key, unit_bounds
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import explain, scoring
@@ -489,6 +489,10 @@ class _CandidateData:
             self._hashes_asked.update(ask)
             if ask:
                 self.line_mats.update(store.line_vectors(ask, self._line_space))
+            for cid, h in hashes.items():  # split into units now: off the query vector's path
+                mat = self.line_mats.get(h)
+                if mat is not None and mat.shape[0]:
+                    unit_bounds(h, rows[cid].text)
         paths = sorted({r.path for r in rows.values()} - self.mtimes.keys())
         if paths:
             self.mtimes.update(store.file_mtimes(paths))
