@@ -9,7 +9,9 @@ the protocol.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from typing import Any
 
 HELP = "serve memory_search/memory_get/memory_status to an agent over MCP (stdio or --http)"
@@ -72,16 +74,19 @@ def mcp_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+        stop = _StopSignal()
         try:
             if bind is None:
                 _serve_stdio(server)
             else:
-                _serve_http(server, bind, settings, token)
+                _serve_http(server, bind, settings, token, stop)
         except HttpSetupError as exc:  # the port is taken, the host does not resolve
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt:
-            pass
-        return EXIT_OK
+            stop.received = stop.received or signal.SIGINT
+        # stopped by a signal: after the cleanup below, exit 128 + its number (143 for
+        # SIGTERM, 130 for SIGINT), as a shell reports a process the signal ended
+        return EXIT_OK if stop.received is None else 128 + int(stop.received)
     except UsageError:
         raise
     except Exception as exc:
@@ -92,6 +97,20 @@ def mcp_command(args: argparse.Namespace) -> int:
             service.stop()
         engine.close()
         print("memdeck mcp: stopped", file=sys.stderr, flush=True)
+
+
+class _StopSignal:
+    """The signal (SIGTERM, SIGINT) that stopped the server, if one did.
+
+    A signal must end the serving, never the process: the engine is closed, the
+    background sync stopped and the index's WAL checkpointed by ``mcp_command``'s
+    cleanup, which a process killed by the signal's default action skips.
+    """
+
+    received: signal.Signals | None = None
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def _serve_stdio(server: Any) -> None:
@@ -105,7 +124,9 @@ def _serve_stdio(server: Any) -> None:
     anyio.run(run)
 
 
-def _serve_http(server: Any, bind: Any, settings: Any, token: str | None) -> None:
+def _serve_http(
+    server: Any, bind: Any, settings: Any, token: str | None, stop: _StopSignal
+) -> None:
     import logging
 
     import uvicorn
@@ -124,4 +145,22 @@ def _serve_http(server: Any, bind: Any, settings: Any, token: str | None) -> Non
     config = uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    http = uvicorn.Server(config)
+    if threading.current_thread() is not threading.main_thread():
+        http.run(sockets=[sock])
+        return
+
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then restores the handlers it
+    # found and raises the signal again; with the default handlers that second
+    # SIGTERM would kill the process before our cleanup. Ours only note it (and
+    # stop a server that has not installed uvicorn's handlers yet).
+    def note(sig: int, frame: object) -> None:
+        stop.received = signal.Signals(sig)
+        http.should_exit = True
+
+    previous = {sig: signal.signal(sig, note) for sig in STOP_SIGNALS}
+    try:
+        http.run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

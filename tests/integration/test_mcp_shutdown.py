@@ -1,0 +1,71 @@
+"""``memdeck mcp --http`` stopped by a signal shuts down cleanly.
+
+uvicorn answers SIGTERM/SIGINT with a graceful shutdown and then raises the
+signal again; left to the default handler, that second SIGTERM killed the
+server before its cleanup ran (engine closed, background sync stopped). What
+the cleanup leaves behind is checked here on a real server process: the
+``memdeck mcp: stopped`` line it prints last, the index's write-ahead log
+checkpointed and removed (SQLite does that when the last connection closes; a
+killed process leaves it behind), the searches it answered recorded, and the
+exit status a shell expects (128 + the signal's number).
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import anyio
+import pytest
+
+from engine.core import Engine
+from engine.memory.recall import load_searches
+from tests.cli_process import cli_env
+from tests.engine_fixtures import write
+from tests.mcp_process import HttpServer, structured
+
+
+@pytest.fixture
+def env(state_dir: Path, workspace_dir: Path) -> dict[str, str]:
+    write(workspace_dir, "MEMORY.md", "# Memory\n\n- The staging database is Postgres on 5433\n")
+    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\n- Atlas rollback plan\n")
+    return cli_env(state_dir)
+
+
+def index_file(state_dir: Path) -> Path:
+    found = [p for p in state_dir.rglob("*.sqlite") if "memory" in p.parts]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def wal_of(index: Path) -> Path:
+    return index.with_name(index.name + "-wal")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_http_server_stopped_by_a_signal_cleans_up(
+    sig: signal.Signals, env, state_dir: Path, workspace_dir: Path, make_settings
+) -> None:
+    with HttpServer("--workspace", str(workspace_dir), env=env) as server:
+
+        async def go():
+            async with server.client("signal-test") as c:
+                return structured(await c.call_tool("memory_search", {"query": "rollback"}))
+
+        out = anyio.run(go)
+        assert out["results"][0]["path"] == "memory/2026-03-01.md"
+        index = index_file(state_dir)
+        assert wal_of(index).exists()  # the server holds the index open in WAL mode
+        server.proc.send_signal(sig)
+        code = server.proc.wait(timeout=30)
+    log = "".join(server.stderr_lines)
+    assert code == 128 + sig, (code, log)  # 143 for SIGTERM, 130 for SIGINT
+    assert "Traceback" not in log, log
+    assert log.rstrip().endswith("memdeck mcp: stopped"), log  # the cleanup ran to its end
+    assert not wal_of(index).exists(), "the index's WAL was not checkpointed: engine not closed"
+    engine = Engine(make_settings(), provider=None)
+    try:
+        searches = load_searches(engine.store)
+    finally:
+        engine.close()
+    assert [(s.client, s.query) for s in searches] == [("signal-test", "rollback")]
