@@ -11,7 +11,6 @@ settings file is validated and applied there too.
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -42,6 +41,7 @@ from tui import export
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
 from tui.format import short_path, style_of
+from tui.heap import HeapKeeper
 from tui.keymap import KeySection, display_keys, key_rows, validate_keymap
 from tui.messages import EngineEvent, OpenLocation, ServiceStateChanged, TreeListing
 from tui.screens.dialogs import (
@@ -78,6 +78,8 @@ from tui.widgets.monitor import MonitorPane
 from tui.widgets.search_pane import SearchPane
 
 STATUS_INTERVAL_S = 5.0
+#: how often the app asks whether a full garbage collection is due (``HeapKeeper.tick``)
+HEAP_TICK_S = 0.5
 #: How long leaving waits for a sync the app runs itself to stop between files.
 OWN_SYNC_WAIT_S = 30.0
 #: Below this many columns the tree is hidden until asked for (ctrl+b, 1), so the
@@ -259,6 +261,18 @@ def default_clock() -> dt.datetime:
     return dt.datetime.now().astimezone()
 
 
+class Body(Horizontal):
+    """The tree beside the panes. It follows the terminal's width: a resize reaches
+    the app's own handler first, which stops it, and the screen's widgets get
+    theirs; so the tree is shown or hidden here (``tmux resize-window`` to 80×24
+    hides it, as a start at 80×24 does)."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        app = self.app
+        if isinstance(app, MemdeckApp):
+            app.apply_tree_display()
+
+
 class MemdeckApp(App[int]):
     """The memdeck terminal application."""
 
@@ -322,8 +336,9 @@ class MemdeckApp(App[int]):
         self._sync_cancel = threading.Event()
         self._own_syncs = 0
         self._own_syncs_done = threading.Condition()
-        #: True once the objects of start-up are out of the collector's way (``_settle_heap``).
-        self._heap_settled = False
+        #: the collector's full collections, frozen start-up objects and idle timing
+        #: (``_settle_heap``, ``tui/heap.py``)
+        self.heap = HeapKeeper()
 
     # -- theme variables --------------------------------------------------------------
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -337,7 +352,7 @@ class MemdeckApp(App[int]):
     def compose(self) -> ComposeResult:
         today = lambda: self.clock().date()  # noqa: E731
         yield Static(id="topbar")
-        with Horizontal(id="body"):
+        with Body(id="body"):
             tree = MemoryTree(today=today, id="tree")
             tree.border_title = "1 Memory"
             yield tree
@@ -373,7 +388,7 @@ class MemdeckApp(App[int]):
 
     def on_mount(self) -> None:
         self.memory_tree.styles.width = self.ui.layout.tree_width
-        self._apply_tree_display()
+        self.apply_tree_display()
         self.bridge.attach(self.sync_service)
         self.workspace_problem = workspace_problem(self.engine.workspace.root)
         service = self.sync_service
@@ -494,9 +509,7 @@ class MemdeckApp(App[int]):
         self._sync_cancel.set()
         with self._own_syncs_done:
             self._own_syncs_done.wait_for(lambda: self._own_syncs == 0, timeout=OWN_SYNC_WAIT_S)
-        if self._heap_settled:  # what the app froze is the collector's again
-            self._heap_settled = False
-            gc.unfreeze()
+        self.heap.release()  # what the app froze is the collector's again
 
     # -- workers ----------------------------------------------------------------------
     # Status and tree loads return their result; the app takes it from the worker's
@@ -570,20 +583,25 @@ class MemdeckApp(App[int]):
         if event.worker.group == "sync":
             self.notify(text, title="Sync failed", severity="error")
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.InputEvent):
+            self.heap.input_seen()  # a full garbage collection waits for a pause
+        await super().on_event(event)
+
     def _settle_heap(self) -> None:
         """Once the first status and tree are on screen, move every object alive then
         (the engine's index structures, the tree's nodes, Textual's widgets) out of the
-        cyclic collector's reach (``gc.freeze``). Otherwise a full collection walks
-        them all from time to time in the middle of a keystroke: 80–200 ms pauses on a
-        10k-chunk workspace, most of the keystroke p95 (issue 16's profile). Objects
-        made later are collected as usual; ``shutdown`` unfreezes, so what was
-        frozen (a cycle that was already garbage then, the app itself once closed)
-        is collectable again after the app (one process can run several, as tests
-        do)."""
-        if self._heap_settled or self.status is None or not self.memory_tree.states:
+        cyclic collector's reach (``gc.freeze``), and run full collections only when
+        the user pauses (``HeapKeeper``). Otherwise a full collection walks them all
+        from time to time in the middle of a keystroke: 80–200 ms pauses on a
+        10k-chunk workspace with nothing frozen, about 30 ms of what was made after
+        start-up with it (issue 16's profiles). ``shutdown`` releases both, so what
+        was frozen is collectable again after the app (one process can run several,
+        as tests do)."""
+        if self.heap.settled or self.status is None or not self.memory_tree.states:
             return
-        self._heap_settled = True
-        gc.freeze()
+        self.heap.settle()
+        self.set_interval(HEAP_TICK_S, self.heap.tick, name="heap")
 
     # -- messages ---------------------------------------------------------------------
     @on(EngineEvent)
@@ -795,25 +813,22 @@ class MemdeckApp(App[int]):
     def action_toggle_tree(self) -> None:
         """Hide or show the memory tree (the user's choice beats the narrow-screen default)."""
         self.tree_choice = not self.memory_tree.display
-        self._apply_tree_display()
+        self.apply_tree_display()
         if not self.memory_tree.display and self.focused is self.memory_tree:
             self.action_focus_pane("search")
 
-    def _apply_tree_display(self) -> None:
+    def apply_tree_display(self) -> None:
         tree = self.memory_tree
         shown = self.tree_choice if self.tree_choice is not None else self.size.width >= NARROW
         if tree.display != shown:
             tree.display = shown
-
-    def on_resize(self, event: events.Resize) -> None:
-        self._apply_tree_display()
 
     def action_focus_pane(self, pane: str) -> None:
         tabs = self.query_one("#panes", TabbedContent)
         if pane == "tree":
             if not self.memory_tree.display:
                 self.tree_choice = True
-                self._apply_tree_display()
+                self.apply_tree_display()
             self.memory_tree.focus()
         elif pane == "editor":
             tabs.active = "pane-editor"

@@ -179,3 +179,32 @@ def test_missing_workspace_says_so_and_offers_to_create_it(
         asyncio.run(main())
     finally:
         engine.close()
+
+
+def test_shrinking_to_80x24_lays_out_as_a_fresh_start_there(hybrid_engine, make_app) -> None:
+    """Resized from 160×45 to 80×24 (tmux resize-window): the tree goes, the results
+    lose the decay and MMR columns, and the status line is redrawn for its new width
+    (compact, minScore in view), as at a start at 80×24."""
+    app = make_app(hybrid_engine)
+
+    async def go(pilot: Pilot) -> None:
+        await search(pilot, "cat medication")
+        status = app.search_pane.query_one("#search-status", Static)
+        assert "candidates" in plain(status.content)  # the full wording at 160 columns
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        await pilot.pause()
+        assert not app.memory_tree.display
+        text = plain(status.content).strip()
+        assert "minScore" in text and "candidates" not in text, text
+        assert len(text) <= status.size.width, (text, status.size.width)
+        results = app.search_pane.query_one("#results", DataTable)
+        keys = [str(c.key.value) for c in results.ordered_columns]
+        assert keys == ["rank", "score", "vector", "text", "location"]
+        await pilot.resize_terminal(160, 45)  # and back: the full wording again
+        await pilot.pause()
+        await pilot.pause()
+        assert app.memory_tree.display
+        assert "candidates" in plain(status.content)
+
+    drive_at(app, (160, 45), go)

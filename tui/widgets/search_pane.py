@@ -251,6 +251,8 @@ class SearchPane(Vertical):
         location is never cut; below SHORT_HEIGHT the results list shrinks so the
         why-not list keeps rows."""
         self.set_class(event.size.height < SHORT_HEIGHT, "-short")
+        # the status line's wording depends on its width, known after this layout
+        self.call_after_refresh(self._show_status)
         width = event.size.width
         columns: Columns = (
             "full" if width >= COMPACT_WIDTH else "sides" if width >= SIDES_WIDTH else "narrow"
