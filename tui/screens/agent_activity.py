@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -83,7 +84,7 @@ def activity_title(n: int, clients: list[str], width: int) -> str:
         head + count + " · Enter replays",
         head + count,
     ):
-        if len(text) <= width:
+        if cell_len(text) <= width:  # cells, not characters: a client may name itself in CJK
             return text
     return head
 
