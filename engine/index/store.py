@@ -22,7 +22,7 @@ from engine.index import keyword_index
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
 from engine.index.keyword_index import KeywordIndex
-from engine.index.vector_matrix import ReadVectors, VectorMatrix
+from engine.index.vector_matrix import ReadVectors, VectorMatrix, matrix_bytes
 
 SCHEMA_VERSION = 1
 #: the ``auto`` vector path keeps vectors in a numpy matrix up to this size (bytes)
@@ -290,7 +290,7 @@ class Store:
             self.vec.loaded
             and dims
             and not self._vec_table_exists()
-            and (self.vec_requested or self._embedded_count() * dims * 4 > NUMPY_BUDGET_BYTES)
+            and (self.vec_requested or self._outgrows_numpy(dims))
         ):
             self._ensure_vec_table(dims, create=True)
 
@@ -911,8 +911,12 @@ class Store:
         """
         if not self.vec.loaded:
             return False
-        n = self._embedded_count()
-        return n * (self._vec_dims or 0) * 4 > NUMPY_BUDGET_BYTES
+        return self._outgrows_numpy(self._vec_dims or 0)
+
+    def _outgrows_numpy(self, dims: int) -> bool:
+        """The numpy matrix of every stored vector would exceed its budget (counted in
+        the bytes it holds: int8 codes and projections from ``QUANTIZE_FROM`` rows)."""
+        return matrix_bytes(self._embedded_count(), dims) > NUMPY_BUDGET_BYTES
 
     def _embedded_count(self) -> int:
         key = self._state_key()

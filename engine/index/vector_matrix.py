@@ -64,6 +64,17 @@ def rescore_size(limit: int) -> int:
     return RESCORE_FACTOR * limit + RESCORE_EXTRA
 
 
+def matrix_bytes(n: int, dims: int) -> int:
+    """Bytes a matrix of ``n`` rows holds (ids and update marks included): float32
+    rows below :data:`QUANTIZE_FROM`, int8 codes, a scale and the projections above."""
+    per_row = 8 + 8  # ids, updated
+    if n >= QUANTIZE_FROM:
+        per_row += dims + 4 + min(PROJECTION_DIMS, dims) * 4
+    else:
+        per_row += dims * 4
+    return n * per_row
+
+
 def _quantize(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """int8 codes and per-row scales with ``rows ≈ scales[:, None] * codes``."""
     peak = np.abs(rows).max(axis=1)

@@ -210,3 +210,32 @@ def test_load_survives_rows_arriving_while_it_reads(tmp_path: Path) -> None:
     assert matrix.quantized and matrix.n == 700
     assert sorted(matrix.ids[:700].tolist()) == sorted(_table(store))
     store.close()
+
+
+def test_auto_path_budget_counts_the_quantized_bytes(
+    tmp_path: Path, quantize_small: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``auto`` keeps numpy while the matrix *as held* fits the budget: past
+    ``QUANTIZE_FROM`` that is int8 codes and projections, about half the float32 rows."""
+    from engine.index import store as store_module
+
+    rng = np.random.default_rng(5)
+    store = Store(tmp_path / "index.sqlite")
+    _fill(store, _clustered(rng, 600))
+    dims = store.dims or 0
+    held = vector_matrix.matrix_bytes(600, dims)
+    assert held < 600 * dims * 4  # the float32 rows alone would not fit the budget below
+    matrix = store.vector_matrix(["memory"])
+    assert matrix.quantized
+    assert matrix.nbytes() == vector_matrix.matrix_bytes(matrix.capacity, dims)
+
+    monkeypatch.setattr(store_module, "NUMPY_BUDGET_BYTES", held + 1)
+    assert not store._auto_prefers_vec()
+    store.maintain_vec_table()
+    assert not store._vec_table_exists()
+
+    monkeypatch.setattr(store_module, "NUMPY_BUDGET_BYTES", held - 1)
+    assert store._auto_prefers_vec()
+    store.maintain_vec_table()
+    assert store._vec_table_exists()
+    store.close()
