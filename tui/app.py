@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.console import RenderableType
-from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -37,7 +36,7 @@ from engine.status import EngineStatus
 from engine.tools import search_answer
 from engine.workspace.files import ExternalChangeError
 from engine.workspace.presence import WorkspaceProblem, create_workspace, workspace_problem
-from tui import export
+from tui import export, topbar
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
 from tui.format import short_path, style_of
@@ -72,6 +71,7 @@ from tui.themes import (
     load_themes,
     theme_dirs,
 )
+from tui.topbar import BarField, render_bar
 from tui.widgets.editor import EditorPane, OpenError
 from tui.widgets.memory_tree import MemoryTree
 from tui.widgets.monitor import MonitorPane
@@ -271,6 +271,7 @@ class Body(Horizontal):
         app = self.app
         if isinstance(app, MemdeckApp):
             app.apply_tree_display()
+            app._update_topbar()
 
 
 class MemdeckApp(App[int]):
@@ -657,27 +658,30 @@ class MemdeckApp(App[int]):
             )
 
     def _update_topbar(self) -> None:
+        self.query_one("#topbar", Static).update(render_bar(self._topbar_fields(), self.size.width))
+
+    def _topbar_fields(self) -> list[BarField]:
+        """The top bar's fields, each with its give-way rank (``tui.topbar``)."""
         st = self.status
         v = self.theme_variables
-        bar = Text()
-        bar.append(" memdeck ", style="bold reverse")
+        fields = [BarField(" memdeck ", "bold reverse")]
         state = self.service_state
         dirty = (st is not None and st.dirty) or (state is not None and state.dirty)
         if self.workspace_problem is not None:
             what = {"missing": "workspace missing", "not_a_folder": "not a folder"}
             kind = what.get(self.workspace_problem.kind, "workspace unreadable")
-            bar.append(f" ✗ {kind}", style=style_of(v, "state-error"))
+            fields.append(BarField(f" ✗ {kind}", style_of(v, "state-error")))
         elif st is not None and st.write_problem is not None:
             # reads go on, writes stopped: say which (disk full, read-only…) first
-            bar.append(f" ✗ {st.write_problem.kind}", style=style_of(v, "state-error"))
+            fields.append(BarField(f" ✗ {st.write_problem.kind}", style_of(v, "state-error")))
         elif self.syncing is not None or (state is not None and state.running):
-            bar.append(" ⟳ syncing", style=style_of(v, "state-dirty"))
+            fields.append(BarField(" ⟳ syncing", style_of(v, "state-dirty")))
         elif st is not None and dirty:
-            bar.append(" ◐ dirty", style=style_of(v, "state-dirty"))
+            fields.append(BarField(" ◐ dirty", style_of(v, "state-dirty")))
         elif st is not None:
-            bar.append(" ● up to date", style=style_of(v, "state-indexed"))
+            fields.append(BarField(" ● up to date", style_of(v, "state-indexed")))
         root = short_path(str(self.engine.workspace.root), self.display_home)
-        bar.append(f"  {root}", style="bold")
+        fields.append(BarField(f"  {root}", "bold"))
         if st is not None:
             if st.provider == "none":
                 desc = "no embeddings · FTS-only"
@@ -685,15 +689,20 @@ class MemdeckApp(App[int]):
                 model = Path(str(st.model)).name.removesuffix(".gguf")
                 dims = f" {st.dims}d" if st.dims else ""
                 desc = f"{st.provider} {model}{dims} · {st.mode}"
-            bar.append(f"  │ {desc}", style="dim")
-            bar.append(f"  │ {st.files} files · {st.chunks} chunks", style="dim")
+            fields.append(BarField(f"  │ {desc}", "dim", topbar.PROVIDER))
+            fields.append(
+                BarField(f"  │ {st.files} files · {st.chunks} chunks", "dim", topbar.COUNTS)
+            )
         if st is not None and st.backend == "qmd":
             fb = st.fallback
-            bar.append(
-                f"  │ qmd{' → ' + str(fb) if fb else ''}",
-                style=style_of(v, "state-error") if fb else "dim",
+            fields.append(
+                BarField(
+                    f"  │ qmd{' → ' + str(fb) if fb else ''}",
+                    style_of(v, "state-error") if fb else "dim",
+                    topbar.QMD,
+                )
             )
-        self.query_one("#topbar", Static).update(bar)
+        return fields
 
     # -- actions ----------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

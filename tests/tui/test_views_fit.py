@@ -208,3 +208,56 @@ def test_shrinking_to_80x24_lays_out_as_a_fresh_start_there(hybrid_engine, make_
         assert "candidates" in plain(status.content)
 
     drive_at(app, (160, 45), go)
+
+
+def test_top_bar_gives_way_by_whole_fields(hybrid_engine, make_app) -> None:
+    """The top bar at 160, 80 and 50 columns: the counts give way first, then the
+    provider; a field is shown whole or not at all, and the bar fits its width."""
+    from rich.cells import cell_len
+
+    from tui.topbar import COUNTS, PROVIDER
+
+    app = make_app(hybrid_engine)
+
+    async def bar_at(pilot: Pilot, width: int, height: int) -> tuple[str, list[str]]:
+        await pilot.resize_terminal(width, height)
+        await pilot.pause()
+        await pilot.pause()
+        shown = plain(app.query_one("#topbar", Static).content).rstrip("\n")
+        fields = app._topbar_fields()
+        assert cell_len(shown) <= width, (shown, width)
+        # whole fields, in their order: the bar is the concatenation of some of them
+        kept = [f for f in fields if f.text in shown]
+        assert shown == "".join(f.text for f in kept), (shown, fields)
+        ranks = {f.text: f.give_way for f in fields}
+        return shown, [t for t, r in ranks.items() if r in (COUNTS, PROVIDER) and t in shown]
+
+    async def go(pilot: Pilot) -> None:
+        wide, optional = await bar_at(pilot, 160, 45)
+        assert len(optional) == 2 and "chunks" in wide and "· hybrid" in wide, wide
+        narrow, optional = await bar_at(pilot, 80, 24)
+        assert "chunks" not in narrow and len(optional) == 1, narrow  # counts gone
+        assert "hybrid" in optional[0] and "up to date" in narrow
+        tiny, optional = await bar_at(pilot, 50, 20)
+        assert optional == [] and "memdeck" in tiny and "up to date" in tiny, tiny
+
+    drive_at(app, (160, 45), go)
+
+
+def test_fit_fields_drops_the_highest_rank_rightmost_first() -> None:
+    from tui.topbar import BarField, fit_fields, render_bar
+
+    fields = [
+        BarField("[name]"),
+        BarField("[a:1]", give_way=1),
+        BarField("[b:2]", give_way=2),
+        BarField("[c:1]", give_way=1),
+        BarField("[界面]"),  # two cells a character
+    ]
+    texts = lambda width: "".join(f.text for f in fit_fields(fields, width))  # noqa: E731
+    assert texts(100) == "[name][a:1][b:2][c:1][界面]"
+    assert texts(26) == "[name][a:1][c:1][界面]"  # 27 cells: the rank-2 field goes
+    assert texts(20) == "[name][a:1][界面]"  # then the rightmost of rank 1
+    assert texts(12) == "[name][界面]"
+    bar = render_bar(fields, 8)  # the fields that never give way, cut only here
+    assert bar.cell_len <= 8 and bar.plain.endswith("…")
