@@ -9,6 +9,7 @@ the protocol.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -34,6 +35,18 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def mcp_command(args: argparse.Namespace) -> int:
+    stop = _StopSignal()
+    code = _serve(args, stop)
+    if stop.abandon_threads:
+        # stdio stopped by a signal: the SDK's reader thread is still blocked on the
+        # client's stdin and would hold the interpreter's exit; everything that needs
+        # closing was closed by ``_serve``'s cleanup (engine, sync, WAL, streams).
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
     from engine.cli.common import EXIT_OK, EXIT_RUNTIME, UsageError, open_engine
     from engine.mcp.http import HttpSetupError, parse_bind, require_token
     from engine.mcp.settings import load_mcp_settings
@@ -74,10 +87,9 @@ def mcp_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        stop = _StopSignal()
         try:
             if bind is None:
-                _serve_stdio(server)
+                _serve_stdio(server, tools, stop)
             else:
                 _serve_http(server, bind, settings, token, stop)
         except HttpSetupError as exc:  # the port is taken, the host does not resolve
@@ -108,12 +120,21 @@ class _StopSignal:
     """
 
     received: signal.Signals | None = None
+    #: leave threads that cannot be stopped (stdio's reader) to ``os._exit``
+    abandon_threads = False
 
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def _serve_stdio(server: Any) -> None:
+def _serve_stdio(server: Any, tools: Any, stop: _StopSignal) -> None:
+    """Serve on stdin/stdout until the client closes stdin or a signal stops it.
+
+    The SDK reads stdin in a worker thread that no cancellation can interrupt, so
+    the protocol runs on its own thread and the main thread waits for it or for
+    SIGTERM/SIGINT; after a signal, calls already running get a moment to finish
+    and answer before ``mcp_command``'s cleanup closes the engine under them.
+    """
     import anyio
     from mcp.server.stdio import stdio_server
 
@@ -121,7 +142,43 @@ def _serve_stdio(server: Any) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(run)
+    if threading.current_thread() is not threading.main_thread():
+        anyio.run(run)  # no signals to handle off the main thread
+        return
+    done = threading.Event()
+    failed: list[BaseException] = []
+
+    def serve() -> None:
+        try:
+            anyio.run(run)
+        except BaseException as exc:  # re-raised on the main thread
+            failed.append(exc)
+        finally:
+            done.set()
+
+    def note(sig: int, frame: object) -> None:
+        stop.received = signal.Signals(sig)
+        done.set()
+
+    previous = {sig: signal.signal(sig, note) for sig in STOP_SIGNALS}
+    try:
+        thread = threading.Thread(target=serve, name="memdeck mcp stdio", daemon=True)
+        thread.start()
+        while not done.wait(0.5):
+            pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if stop.received is not None:
+        stop.abandon_threads = True
+        tools.wait_idle(STDIO_GRACE_S)
+        return
+    if failed:
+        raise failed[0]
+
+
+#: seconds a signalled stdio server lets running tool calls finish
+STDIO_GRACE_S = 2.0
 
 
 def _serve_http(

@@ -10,6 +10,7 @@ workspace's append-only writer for ``memory_append``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,8 +61,26 @@ class Tools:
             (MEMORY_APPEND,) if settings.allow_append else ()
         )
         self._by_name = {s.name: s for s in self.specs}
+        self._running = 0
+        self._idle = threading.Condition()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the calls running now to finish
+        (a stopping server lets them answer before it closes the engine)."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._running == 0, timeout)
 
     def call(self, name: str, arguments: Mapping[str, Any] | None, ctx: CallContext) -> Any:
+        with self._idle:
+            self._running += 1
+        try:
+            return self._call(name, arguments, ctx)
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
+    def _call(self, name: str, arguments: Mapping[str, Any] | None, ctx: CallContext) -> Any:
         spec = self._by_name.get(name)
         if spec is None:
             if name == MEMORY_APPEND.name:

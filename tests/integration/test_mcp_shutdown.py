@@ -1,4 +1,4 @@
-"""``memdeck mcp --http`` stopped by a signal shuts down cleanly.
+"""``memdeck mcp`` (``--http`` and stdio) stopped by a signal shuts down cleanly.
 
 uvicorn answers SIGTERM/SIGINT with a graceful shutdown and then raises the
 signal again; left to the default handler, that second SIGTERM killed the
@@ -7,20 +7,27 @@ the cleanup leaves behind is checked here on a real server process: the
 ``memdeck mcp: stopped`` line it prints last, the index's write-ahead log
 checkpointed and removed (SQLite does that when the last connection closes; a
 killed process leaves it behind), the searches it answered recorded, and the
-exit status a shell expects (128 + the signal's number).
+exit status a shell expects (128 + the signal's number). On stdio the SDK reads
+stdin in a thread no cancellation reaches, and a signal used to kill the server
+outright; it now stops it the same way, and a client that closes stdin stops it
+with status 0.
 """
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from engine.core import Engine
 from engine.memory.recall import load_searches
-from tests.cli_process import cli_env
+from tests.cli_process import REPO, cli_env
 from tests.engine_fixtures import write
 from tests.mcp_process import HttpServer, structured
 
@@ -69,3 +76,62 @@ def test_http_server_stopped_by_a_signal_cleans_up(
     finally:
         engine.close()
     assert [(s.client, s.query) for s in searches] == [("signal-test", "rollback")]
+
+
+def _rpc(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any] | None:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+    if "id" not in message:
+        return None
+    answer: dict[str, Any] = json.loads(proc.stdout.readline())
+    assert answer.get("id") == message["id"], answer
+    return answer
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "stdin closed"])
+def test_stdio_server_stopped_by_a_signal_or_eof_cleans_up(
+    how: str, env, state_dir: Path, workspace_dir: Path, make_settings
+) -> None:
+    """The JSON-RPC a client sends over stdio, by hand: initialize, one search, then
+    the client stops the server (a signal) or goes away (closes stdin)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli.main", "mcp", "--workspace", str(workspace_dir)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=env, cwd=str(REPO),
+    )  # fmt: skip
+    try:
+        _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "stdio-stop-test", "version": "1"}}})  # fmt: skip
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        answer = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "memory_search", "arguments": {"query": "rollback"}}})  # fmt: skip
+        assert answer is not None
+        found = answer["result"]["structuredContent"]["results"]
+        assert found and found[0]["path"] == "memory/2026-03-01.md", answer
+        index = index_file(state_dir)
+        assert wal_of(index).exists()
+        if how == "stdin closed":
+            assert proc.stdin is not None
+            proc.stdin.close()
+        else:
+            proc.send_signal(getattr(signal, how))
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.stderr is not None and proc.stdout is not None
+    log = proc.stderr.read()
+    want = 0 if how == "stdin closed" else 128 + getattr(signal, how)
+    assert code == want, (code, log)
+    assert "Traceback" not in log, log
+    assert log.rstrip().endswith("memdeck mcp: stopped"), log
+    assert proc.stdout.read() == ""  # nothing but the protocol's answers on stdout
+    assert not wal_of(index).exists(), "the index's WAL was not checkpointed: engine not closed"
+    engine = Engine(make_settings(), provider=None)
+    try:
+        searches = load_searches(engine.store)
+    finally:
+        engine.close()
+    assert [(s.client, s.query) for s in searches] == [("stdio-stop-test", "rollback")]
