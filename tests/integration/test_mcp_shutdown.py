@@ -49,6 +49,20 @@ def wal_of(index: Path) -> Path:
     return index.with_name(index.name + "-wal")
 
 
+def assert_cleaned_up(log: str, index: Path, make_settings: Any, client: str) -> None:
+    """The cleanup ran to its end: no traceback, the stopped line last, the WAL
+    checkpointed (the engine was closed), and the one search recorded."""
+    assert "Traceback" not in log, log
+    assert log.rstrip().endswith("memdeck mcp: stopped"), log
+    assert not wal_of(index).exists(), "the index's WAL was not checkpointed: engine not closed"
+    engine = Engine(make_settings(), provider=None)
+    try:
+        searches = load_searches(engine.store)
+    finally:
+        engine.close()
+    assert [(s.client, s.query) for s in searches] == [(client, "rollback")]
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_http_server_stopped_by_a_signal_cleans_up(
     sig: signal.Signals, env, state_dir: Path, workspace_dir: Path, make_settings
@@ -67,15 +81,7 @@ def test_http_server_stopped_by_a_signal_cleans_up(
         code = server.proc.wait(timeout=30)
     log = "".join(server.stderr_lines)
     assert code == 128 + sig, (code, log)  # 143 for SIGTERM, 130 for SIGINT
-    assert "Traceback" not in log, log
-    assert log.rstrip().endswith("memdeck mcp: stopped"), log  # the cleanup ran to its end
-    assert not wal_of(index).exists(), "the index's WAL was not checkpointed: engine not closed"
-    engine = Engine(make_settings(), provider=None)
-    try:
-        searches = load_searches(engine.store)
-    finally:
-        engine.close()
-    assert [(s.client, s.query) for s in searches] == [("signal-test", "rollback")]
+    assert_cleaned_up(log, index, make_settings, "signal-test")
 
 
 def _rpc(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any] | None:
@@ -125,13 +131,5 @@ def test_stdio_server_stopped_by_a_signal_or_eof_cleans_up(
     log = proc.stderr.read()
     want = 0 if how == "stdin closed" else 128 + getattr(signal, how)
     assert code == want, (code, log)
-    assert "Traceback" not in log, log
-    assert log.rstrip().endswith("memdeck mcp: stopped"), log
     assert proc.stdout.read() == ""  # nothing but the protocol's answers on stdout
-    assert not wal_of(index).exists(), "the index's WAL was not checkpointed: engine not closed"
-    engine = Engine(make_settings(), provider=None)
-    try:
-        searches = load_searches(engine.store)
-    finally:
-        engine.close()
-    assert [(s.client, s.query) for s in searches] == [("stdio-stop-test", "rollback")]
+    assert_cleaned_up(log, index, make_settings, "stdio-stop-test")
