@@ -36,7 +36,7 @@ from engine.status import EngineStatus
 from engine.tools import search_answer
 from engine.workspace.files import ExternalChangeError
 from engine.workspace.presence import WorkspaceProblem, create_workspace, workspace_problem
-from tui import export, topbar
+from tui import export
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
 from tui.format import short_path, style_of
@@ -71,7 +71,7 @@ from tui.themes import (
     load_themes,
     theme_dirs,
 )
-from tui.topbar import BarField, render_bar
+from tui.topbar import COUNTS, PROVIDER, QMD, BarField, render_bar
 from tui.widgets.editor import EditorPane, OpenError
 from tui.widgets.memory_tree import MemoryTree
 from tui.widgets.monitor import MonitorPane
@@ -658,7 +658,9 @@ class MemdeckApp(App[int]):
             )
 
     def _update_topbar(self) -> None:
-        self.query_one("#topbar", Static).update(render_bar(self._topbar_fields(), self.size.width))
+        bar = render_bar(self._topbar_fields(), self.size.width)
+        # one line high whatever it says (app.tcss): no need to lay the screen out again
+        self.query_one("#topbar", Static).update(bar, layout=False)
 
     def _topbar_fields(self) -> list[BarField]:
         """The top bar's fields, each with its give-way rank (``tui.topbar``)."""
@@ -689,17 +691,15 @@ class MemdeckApp(App[int]):
                 model = Path(str(st.model)).name.removesuffix(".gguf")
                 dims = f" {st.dims}d" if st.dims else ""
                 desc = f"{st.provider} {model}{dims} · {st.mode}"
-            fields.append(BarField(f"  │ {desc}", "dim", topbar.PROVIDER))
-            fields.append(
-                BarField(f"  │ {st.files} files · {st.chunks} chunks", "dim", topbar.COUNTS)
-            )
+            fields.append(BarField(f"  │ {desc}", "dim", PROVIDER))
+            fields.append(BarField(f"  │ {st.files} files · {st.chunks} chunks", "dim", COUNTS))
         if st is not None and st.backend == "qmd":
             fb = st.fallback
             fields.append(
                 BarField(
                     f"  │ qmd{' → ' + str(fb) if fb else ''}",
                     style_of(v, "state-error") if fb else "dim",
-                    topbar.QMD,
+                    QMD,
                 )
             )
         return fields

@@ -13,7 +13,10 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.mcp.calls import Tools
 
 HELP = "serve memory_search/memory_get/memory_status to an agent over MCP (stdio or --http)"
 
@@ -127,7 +130,7 @@ class _StopSignal:
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def _serve_stdio(server: Any, tools: Any, stop: _StopSignal) -> None:
+def _serve_stdio(server: Any, tools: Tools, stop: _StopSignal) -> None:
     """Serve on stdin/stdout until the client closes stdin or a signal stops it.
 
     The SDK reads stdin in a worker thread that no cancellation can interrupt, so
