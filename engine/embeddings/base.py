@@ -77,6 +77,30 @@ class EmbeddingProvider(Protocol):
     def close(self) -> None: ...
 
 
+#: The rest of a staged query embedding: blocks (in native code or I/O, the GIL
+#: released) and returns what ``embed_query`` would.
+QueryRest = Callable[[], np.ndarray]
+
+
+@runtime_checkable
+class StagedQueries(Protocol):
+    """A provider that can split ``embed_query`` into its Python-side preparation
+    and the blocking rest.
+
+    A search runs the query embedding on a thread beside its keyword side, which is
+    Python and SQLite on the calling thread. Every time the embedding thread needs
+    the GIL back (after each call into llama.cpp: tokenizing, the model's settings)
+    it waits for the calling thread to let go of it, so the model started ~2 ms
+    late. Staged, the preparation runs first on the calling thread and the thread
+    only enters native code: the model starts as the thread does.
+    """
+
+    def stage_query(self, text: str) -> QueryRest:
+        """Prepare ``text``'s embedding now, without waiting on a busy model (never
+        blocks behind another caller); the returned call does the rest."""
+        ...
+
+
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     """Replace NaN/inf with 0 and L2-normalise each row (zero rows stay zero)."""
     arr = np.asarray(vectors, dtype=np.float32)

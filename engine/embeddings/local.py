@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.config.settings import LocalSettings
 from engine.embeddings.base import EmbedProgress as _Progress
-from engine.embeddings.base import ProgressCallback, ProviderError, normalize_rows
+from engine.embeddings.base import ProgressCallback, ProviderError, QueryRest, normalize_rows
 from engine.embeddings.hf_download import DownloadProgress, HfUri, download
 
 if TYPE_CHECKING:
@@ -37,6 +37,41 @@ DOC_BATCH = 16
 QUERY_THREADS = 1
 #: Recent query vectors kept per provider (an agent often asks the same thing again).
 QUERY_CACHE = 256
+
+
+def _tokens(llm: Llama, text: str) -> list[int]:
+    """The ids ``Llama.embed`` feeds the model for ``text`` (before truncation)."""
+    try:
+        return list(llm.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+    except (ValueError, RuntimeError) as exc:
+        raise ProviderError(f"local embedding failed: {exc}") from exc
+
+
+def _pooled_embedding(llm: Llama, tokens: list[int], dims: int) -> np.ndarray:
+    """The pooled embedding of one token sequence, as ``Llama.embed`` computes it
+    (truncated to the batch, one sequence, every token an output), from a single call
+    into llama.cpp: the caller holds the provider's lock.
+
+    ``Llama.embed`` makes several calls into llama.cpp before the model runs, and
+    builds a Python list of the result; a query needs neither.
+    """
+    import llama_cpp
+
+    tokens = tokens[: llm.n_batch]
+    batch = llm._batch
+    batch.reset()  # type: ignore[no-untyped-call]
+    batch.add_sequence(tokens, 0, True)
+    try:
+        llm._ctx.kv_cache_clear()  # type: ignore[no-untyped-call]
+        llm._ctx.decode(batch)
+    except RuntimeError as exc:
+        raise ProviderError(f"local embedding failed: {exc}") from exc
+    finally:
+        batch.reset()  # type: ignore[no-untyped-call]
+    ptr = llama_cpp.llama_get_embeddings_seq(llm._ctx.ctx, 0)
+    if not ptr:
+        raise ProviderError("local embedding failed: llama.cpp returned no pooled embedding")
+    return np.ctypeslib.as_array(ptr, shape=(dims,)).astype(np.float32)
 
 
 def _default_threads() -> int:
@@ -119,6 +154,15 @@ class LocalProvider:
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ProviderError(f"cannot load local embedding model {self.path}: {exc}") from exc
+        from llama_cpp import LLAMA_POOLING_TYPE_NONE
+
+        if int(llm.pooling_type()) == LLAMA_POOLING_TYPE_NONE:  # typed str, is an int
+            llm.close()
+            raise ProviderError(
+                f"{self.path.name} has no pooling (one vector per token): memdeck needs a "
+                "sentence embedding model, mean or CLS pooled (`memdeck model import` "
+                "writes one)"
+            )
         self._dims = int(llm.n_embd())
         self._llm = llm
         return llm
@@ -190,14 +234,48 @@ class LocalProvider:
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector: on :data:`QUERY_THREADS` threads, from the cache when the
         same text was embedded lately (the array is read-only: it is shared)."""
+        return self.stage_query(text)()
+
+    def stage_query(self, text: str) -> QueryRest:
+        """:class:`~engine.embeddings.base.StagedQueries`: the cache lookup and the
+        tokenizing now, the model's run in the returned call.
+
+        Never waits: while another caller holds the model (a sync embedding
+        documents) or before it is loaded (loading, perhaps downloading, is the
+        returned call's work, inside the search's time budget) the returned call
+        does all of it, as ``embed_query`` did.
+        """
+        if not self._lock.acquire(blocking=False):
+            return lambda: self._query_vector(text, None)
+        try:
+            hit = self._queries.get(text)
+            if hit is not None:
+                self._queries.move_to_end(text)
+                return lambda: hit
+            if self._llm is None:
+                return lambda: self._query_vector(text, None)
+            tokens = _tokens(self._llm, text)
+        finally:
+            self._lock.release()
+        return lambda: self._query_vector(text, tokens)
+
+    def _query_vector(self, text: str, tokens: list[int] | None) -> np.ndarray:
+        """``text``'s vector from its ``tokens`` (tokenized here when None), cached."""
         with self._lock:
             hit = self._queries.get(text)
             if hit is not None:
                 self._queries.move_to_end(text)
                 return hit
-        row: np.ndarray = self._embed([text], threads=QUERY_THREADS)[0]
-        row.flags.writeable = False
-        with self._lock:
+            llm = self._ensure_loaded()
+            if tokens is None:
+                tokens = _tokens(llm, text)
+            if self._threads_now != QUERY_THREADS:
+                llm._ctx.set_n_threads(QUERY_THREADS, QUERY_THREADS)
+                self._threads_now = QUERY_THREADS
+            assert self._dims is not None  # set by _ensure_loaded
+            raw = _pooled_embedding(llm, tokens, self._dims)
+            row: np.ndarray = normalize_rows(raw)
+            row.flags.writeable = False
             self._queries[text] = row
             while len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)

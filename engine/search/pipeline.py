@@ -13,6 +13,7 @@ temporal decay → sort → MMR → minScore (with keyword rescue) → top maxRe
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import threading
 import time
@@ -34,7 +35,7 @@ from engine.config.settings import (
     QuerySettings,
     SearchMode,
 )
-from engine.embeddings.base import EmbeddingProvider, ProviderError
+from engine.embeddings.base import EmbeddingProvider, ProviderError, QueryRest, StagedQueries
 from engine.index.db import CorruptIndexError, DatabaseError
 from engine.index.line_vectors import UnitHit, best_lines, space_key, unit_bounds
 from engine.index.store import ChunkRow, Store
@@ -540,15 +541,28 @@ def _embed_in_background(
 
     Daemon, not a pool worker: a search that stopped waiting at its budget must
     not keep the process alive at exit (a pool's workers are joined then), and a
-    hung provider must not hold a worker that later searches queue behind.
+    hung provider must not hold a worker that later searches queue behind. A
+    provider that stages its queries (:class:`StagedQueries`, the local model) is
+    prepared here first, so the thread goes straight into the model instead of
+    waiting for the GIL while this thread ranks the keyword side.
     """
     future: Future[tuple[np.ndarray, float]] = Future()
+    t0 = time.perf_counter()
+    rest: QueryRest
+    try:
+        if isinstance(provider, StagedQueries):
+            rest = provider.stage_query(query)
+        else:
+            rest = functools.partial(provider.embed_query, query)  # type: ignore[union-attr]
+    except Exception as exc:  # handed to the waiting search, as from the thread
+        future.set_exception(exc)
+        return future
 
     def run() -> None:
         if not future.set_running_or_notify_cancel():
             return
         try:
-            future.set_result(_timed_embed(provider, query))
+            future.set_result(_checked_vector(rest(), t0))
         except BaseException as exc:  # handed to the waiting search
             future.set_exception(exc)
 
@@ -556,10 +570,8 @@ def _embed_in_background(
     return future
 
 
-def _timed_embed(provider: EmbeddingProvider | None, query: str) -> tuple[np.ndarray, float]:
-    """The query vector and how long it took (ms), measured where it ran."""
-    t0 = time.perf_counter()
-    vec = provider.embed_query(query)  # type: ignore[union-attr]
+def _checked_vector(vec: np.ndarray, t0: float) -> tuple[np.ndarray, float]:
+    """The query vector and the ms since ``t0`` (when its embedding began)."""
     if not np.any(vec):  # NaN/inf become zeros in normalize_rows: no direction to compare
         raise ProviderError("the provider returned an empty (NaN or zero) query vector")
     return vec, (time.perf_counter() - t0) * 1000

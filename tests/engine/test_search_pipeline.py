@@ -184,3 +184,64 @@ def test_a_query_of_only_common_words_keeps_its_bm25_scale(make_engine, workspac
     out = eng.search("coffee", opts, today=FIXED_TODAY)
     assert out.retrieval.bm25_idf_scale == 1.0
     assert [c.path for c in out.results] == ["memory/d.md"]
+
+
+class StagedConcepts(ConceptEmbedder):
+    """ConceptEmbedder as a staged provider: records the thread of each stage."""
+
+    def __init__(self, fail_stage: bool = False) -> None:
+        super().__init__()
+        self.fail_stage = fail_stage
+        self.staged_on: list[str] = []
+        self.ran_on: list[str] = []
+
+    def stage_query(self, text: str):
+        import threading
+
+        from engine.embeddings.base import ProviderError
+
+        self.staged_on.append(threading.current_thread().name)
+        if self.fail_stage:
+            raise ProviderError("the model file went away")
+
+        def rest():
+            self.ran_on.append(threading.current_thread().name)
+            return self.embed_query(text)
+
+        return rest
+
+
+def test_a_staged_query_is_prepared_by_the_search_and_run_beside_it(make_engine, workspace_dir):
+    """The search prepares the query on its own thread and only the model's run goes
+    to the embedding thread; the answer is the unstaged provider's, number for number."""
+    import threading
+
+    from engine.embeddings.base import StagedQueries
+
+    write(workspace_dir, "MEMORY.md", "Miso the cat takes a methimazole tablet every morning.\n")
+    write(workspace_dir, "memory/2026-03-14.md", "Booked the train to Porto.\n")
+    provider = StagedConcepts()
+    assert isinstance(provider, StagedQueries)
+    eng = make_engine(provider=provider)
+    eng.sync()
+    opts = eng.default_options().with_(min_score=0.0)
+    out = eng.search("kitten pills", opts, today=FIXED_TODAY)
+    assert provider.staged_on == [threading.current_thread().name]
+    assert provider.ran_on == ["memdeck-query-embed"]
+    assert out.mode == "hybrid" and out.results[0].path == "MEMORY.md"
+    plain = make_engine(provider=ConceptEmbedder())
+    plain.sync()
+    again = plain.search("kitten pills", opts, today=FIXED_TODAY)
+    assert [(r.path, r.score) for r in out.results] == [(r.path, r.score) for r in again.results]
+
+
+def test_a_query_that_fails_to_stage_is_answered_keyword_only(make_engine, workspace_dir):
+    write(workspace_dir, "MEMORY.md", "Miso the cat takes a methimazole tablet every morning.\n")
+    provider = StagedConcepts()
+    eng = make_engine(provider=provider)
+    eng.sync()
+    provider.fail_stage = True
+    out = eng.search("methimazole", eng.default_options().with_(min_score=0.0), today=FIXED_TODAY)
+    assert out.mode == "fts" and out.results[0].path == "MEMORY.md"
+    assert out.retrieval.vector_error == "the model file went away"
+    assert provider.ran_on == []
