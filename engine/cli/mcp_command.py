@@ -66,11 +66,13 @@ def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
     service = None
     try:
         from engine.index.sync_service import SyncService
+        from engine.index.vector_matrix import split_scans
         from engine.mcp.blas import limit_blas_threads
         from engine.mcp.calls import Tools
         from engine.mcp.server import build_server, sync_state_dict
 
-        limit_blas_threads()  # spinning BLAS threads slow the searches beside them
+        if limit_blas_threads():  # spinning BLAS threads slow the searches beside them
+            split_scans()  # the vector scan on two cores all the same, without spinning
 
         if not args.no_sync:
             service = SyncService(engine)

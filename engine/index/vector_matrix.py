@@ -26,7 +26,9 @@ that exact one; the approximations only choose which rows are read. README
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,54 @@ RESCORE_FACTOR = 2
 RESCORE_EXTRA = 16
 #: rows read per query while loading the matrix
 PAGE = 4096
+
+#: rows from which a scan runs as two halves at once once :func:`split_scans` is on
+SPLIT_FROM = 8_192
+
+#: the halves of a split scan meet at a multiple of this many rows
+SPLIT_ALIGN = 64
+
+#: the helper thread of split scans (None: every scan is one product on this thread)
+_helper: ThreadPoolExecutor | None = None
+
+
+def split_scans(enabled: bool = True) -> bool:
+    """Scan matrices of :data:`SPLIT_FROM` rows or more as two halves at once, the
+    second on a helper thread; True when on (it needs two cores).
+
+    For a process that runs numpy's BLAS on one thread (``memdeck mcp``,
+    ``engine/mcp/blas.py``): OpenBLAS's own threads spin after each product and
+    took a core from the next query's embedding, so the server runs it on one,
+    but the scan, right after the query vector, is the one product worth two cores
+    (10k × 384 float32: 1.5 ms inside a search, where llama.cpp just pushed the
+    matrix out of the cache). The helper blocks while idle; it never spins.
+    The halves split at a multiple of :data:`SPLIT_ALIGN` rows: BLAS kernels take
+    rows in small blocks and the last few rows of a product go through another
+    kernel (last bits differ), so each row lands in the same kind of block either
+    way and every cosine is the single product's to the bit.
+    """
+    global _helper
+    if enabled and (os.cpu_count() or 1) >= 2:
+        if _helper is None:
+            _helper = ThreadPoolExecutor(1, thread_name_prefix="memdeck-scan")
+        return True
+    if _helper is not None:
+        _helper.shutdown(wait=False)
+        _helper = None
+    return False
+
+
+def _product(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``rows @ q``, split in two halves at once when :func:`split_scans` is on."""
+    helper = _helper
+    n = rows.shape[0]
+    if helper is None or n < SPLIT_FROM:
+        return np.asarray(rows @ q)
+    half = n // 2 // SPLIT_ALIGN * SPLIT_ALIGN
+    second = helper.submit(np.matmul, rows[half:], q)
+    first = rows[:half] @ q
+    return np.concatenate([first, second.result()])
+
 
 #: stored vectors of chunk ids (the ids without a stored vector are left out)
 ReadVectors = Callable[[Sequence[int]], Mapping[int, np.ndarray]]
@@ -314,9 +364,9 @@ class VectorMatrix:
         q = np.ascontiguousarray(q, dtype=np.float32)
         if not self.quantized:
             # One sgemv over the C-contiguous float32 rows (no copy, no promotion:
-            # the query is float32 too), bound by memory bandwidth; then the k
-            # best without sorting the rest.
-            sims = self.exact[:n] @ q
+            # the query is float32 too; two halves at once when split_scans is on),
+            # bound by memory bandwidth; then the k best without sorting the rest.
+            sims = _product(self.exact[:n], q)
             k = min(limit, n)
             top = np.argpartition(sims, n - k)[n - k :] if k < n else np.arange(n)
             top = top[np.argsort(-sims[top], kind="stable")]
@@ -343,5 +393,5 @@ class VectorMatrix:
         n = self.n
         if size >= n:
             return np.arange(n)
-        scores = self.projected[:n] @ (q @ self.axes)
+        scores = _product(self.projected[:n], q @ self.axes)
         return np.argpartition(scores, n - size)[n - size :]

@@ -165,10 +165,12 @@ def in_process_run(
     config: Path, ws: Path, env: dict[str, str], warm: list[str], queries: list[str]
 ) -> dict[str, Any]:
     """The same memory_search calls on an engine in this process: the engine's share."""
+    from engine.index.vector_matrix import split_scans
     from engine.mcp.blas import limit_blas_threads
     from engine.tools import memory_search
 
-    limit_blas_threads()  # as `memdeck mcp` runs (engine/mcp/blas.py)
+    if limit_blas_threads():  # as `memdeck mcp` runs (engine/cli/mcp_command.py)
+        split_scans()
     engine = Engine(load_settings(config_path=config, workspace=ws, env=env))
     for q in warm:
         memory_search(engine, q, client="bench-in-process")

@@ -239,3 +239,59 @@ def test_auto_path_budget_counts_the_quantized_bytes(
     store.maintain_vec_table()
     assert store._vec_table_exists()
     store.close()
+
+
+@pytest.fixture
+def split(monkeypatch: pytest.MonkeyPatch):
+    """Split scans on from a few hundred rows, with numpy's BLAS on one thread: the
+    configuration ``memdeck mcp`` runs (it splits only once BLAS is on one thread;
+    a multi-threaded BLAS cuts its own product in parts, with their own tails)."""
+    from engine.mcp.blas import blas_threads, limit_blas_threads
+
+    before = blas_threads()
+    if before is None or not limit_blas_threads(1):
+        pytest.skip("numpy's BLAS is not an OpenBLAS whose threads can be set")
+    monkeypatch.setattr(vector_matrix, "SPLIT_FROM", 256)
+    if not vector_matrix.split_scans(True):
+        limit_blas_threads(before)
+        pytest.skip("split scans need two cores")
+    yield
+    vector_matrix.split_scans(False)
+    limit_blas_threads(before)
+
+
+@pytest.mark.parametrize("rows", [256, 1000, 3001, 10_002])
+def test_a_split_product_is_the_single_product_to_the_bit(split: None, rows: int) -> None:
+    """Row counts that leave the BLAS kernel's tail rows in either half (10,002 split
+    in the middle differed in its last two rows before the halves were aligned)."""
+    rng = np.random.default_rng(rows)
+    matrix = _clustered(rng, rows)
+    for q in _unit(rng.standard_normal((20, DIMS))):
+        np.testing.assert_array_equal(vector_matrix._product(matrix, q), matrix @ q)
+
+
+@pytest.mark.parametrize("quantized", [False, True], ids=["float32", "quantized"])
+def test_split_scans_answer_as_one_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split: None, quantized: bool
+) -> None:
+    """The same (id, cosine) lists with the scan split or not, on both matrix kinds."""
+    if quantized:
+        monkeypatch.setattr(vector_matrix, "QUANTIZE_FROM", 500)
+    rng = np.random.default_rng(5)
+    store = Store(tmp_path / "index.sqlite")
+    vectors = _clustered(rng, 3001)
+    _fill(store, vectors)
+    queries = _unit(vectors[rng.integers(0, 3001, 30)] + 0.5 * rng.standard_normal((30, DIMS)))
+    vector_matrix.split_scans(False)
+    single = [store.vector_search(q, 24, ["memory"], path="numpy") for q in queries]
+    assert vector_matrix.split_scans(True)
+    calls: list[int] = []
+    real = vector_matrix._product
+    monkeypatch.setattr(
+        vector_matrix, "_product", lambda rows, q: calls.append(len(rows)) or real(rows, q)
+    )
+    halves = [store.vector_search(q, 24, ["memory"], path="numpy") for q in queries]
+    assert store.vector_matrix(["memory"]).quantized is quantized
+    assert calls == [3001] * 30  # every scan went through the split product
+    assert halves == single
+    store.close()
