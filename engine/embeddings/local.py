@@ -225,11 +225,17 @@ class LocalProvider:
             if want != self._threads_now:
                 llm._ctx.set_n_threads(want, want)
                 self._threads_now = want
-            try:
-                rows = llm.embed(list(texts), normalize=False, truncate=True)
-            except (ValueError, RuntimeError) as exc:
-                raise ProviderError(f"local embedding failed: {exc}") from exc
-        return normalize_rows(np.asarray(rows, dtype=np.float32).reshape(len(texts), -1))
+            raw = self._embed_locked(llm, texts)
+        return normalize_rows(raw)
+
+    @staticmethod
+    def _embed_locked(llm: Llama, texts: Sequence[str]) -> np.ndarray:
+        """``Llama.embed`` of ``texts`` as a float32 matrix (the caller holds the lock)."""
+        try:
+            rows = llm.embed(list(texts), normalize=False, truncate=True)
+        except (ValueError, RuntimeError) as exc:
+            raise ProviderError(f"local embedding failed: {exc}") from exc
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), -1)
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector: on :data:`QUERY_THREADS` threads, from the cache when the
@@ -273,7 +279,10 @@ class LocalProvider:
                 llm._ctx.set_n_threads(QUERY_THREADS, QUERY_THREADS)
                 self._threads_now = QUERY_THREADS
             assert self._dims is not None  # set by _ensure_loaded
-            raw = _pooled_embedding(llm, tokens, self._dims)
+            try:
+                raw = _pooled_embedding(llm, tokens, self._dims)
+            except AttributeError:  # llama-cpp-python's internals moved: its public path
+                raw = self._embed_locked(llm, [text])[0]
             row: np.ndarray = normalize_rows(raw)
             row.flags.writeable = False
             self._queries[text] = row

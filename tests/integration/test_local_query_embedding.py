@@ -131,3 +131,17 @@ def test_staging_never_waits_for_the_model_or_loads_it(minilm_gguf: Path, monkey
         assert np.array_equal(busy_rest(), first) and len(calls) == 1
     finally:
         p.close()
+
+
+def test_a_query_falls_back_to_llama_embed_if_its_internals_move(provider, monkeypatch) -> None:
+    """The single-call path reads llama-cpp-python's private batch and context; if a
+    release renames them, queries take ``Llama.embed`` and give the same vector."""
+    want = provider.embed_query("rollback plan")
+    provider.forget_queries()
+
+    def moved(llm, tokens, dims):
+        raise AttributeError("'Llama' object has no attribute '_batch'")
+
+    monkeypatch.setattr(local, "_pooled_embedding", moved)
+    got = provider.embed_query("rollback plan")
+    assert np.array_equal(got, want) and got is not want
