@@ -143,8 +143,12 @@ def _serve_stdio(server: Any, tools: Tools, stop: _StopSignal) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from engine.mcp.answer_before_eof import answer_before_eof
+
     async def run() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server() as streams:
+            # a request read before stdin's end is answered before the session ends
+            read_stream, write_stream = answer_before_eof(*streams)
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     if threading.current_thread() is not threading.main_thread():

@@ -133,3 +133,57 @@ def test_stdio_server_stopped_by_a_signal_or_eof_cleans_up(
     assert code == want, (code, log)
     assert proc.stdout.read() == ""  # nothing but the protocol's answers on stdout
     assert_cleaned_up(log, index, make_settings, "stdio-stop-test")
+
+
+def test_stdio_answers_what_was_asked_before_stdin_closed(
+    env, state_dir: Path, workspace_dir: Path, make_settings
+) -> None:
+    """A client that writes its requests and closes stdin at once (a shell's
+    ``printf … | memdeck mcp``) gets every answer: the SDK used to end the session
+    at stdin's end and answer the search still running with "Connection closed"."""
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "stdio-pipe-test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "memory_search", "arguments": {"query": "rollback"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "memory_get", "arguments": {"path": "MEMORY.md", "lines": 1}}},
+    ]  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine.cli.main", "mcp", "--workspace", str(workspace_dir)],
+        input="".join(json.dumps(m) + "\n" for m in lines),
+        capture_output=True, text=True, env=env, cwd=str(REPO), timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
+    assert sorted(answers) == [1, 2, 3], proc.stdout
+    assert "error" not in answers[2], answers[2]
+    found = answers[2]["result"]["structuredContent"]["results"]
+    assert found and found[0]["path"] == "memory/2026-03-01.md"
+    assert answers[3]["result"]["structuredContent"]["text"].startswith("# Memory\n")
+    assert_cleaned_up(proc.stderr, index_file(state_dir), make_settings, "stdio-pipe-test")
+
+
+def test_a_request_the_client_cancelled_is_not_waited_for() -> None:
+    """The protocol sends no answer to a cancelled request: stdin's end must not wait
+    for one (it would hold the server for ``EOF_ANSWER_S``)."""
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    from engine.mcp.answer_before_eof import Unanswered
+
+    def msg(raw: dict[str, Any]) -> SessionMessage:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(raw))
+
+    waiting = Unanswered()
+    waiting.read(msg({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {}}))
+    waiting.read(msg({"jsonrpc": "2.0", "id": "a", "method": "tools/list"}))
+    waiting.read(ValueError("a line that is not JSON-RPC"))
+    assert waiting.ids == {7, "a"}
+    waiting.read(msg({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 7}}))  # fmt: skip
+    waiting.sent(msg({"jsonrpc": "2.0", "id": "a", "result": {}}))
+    assert waiting.ids == set()
+    anyio.run(waiting.answered, 0.0)  # nothing left: returns at once
