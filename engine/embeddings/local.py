@@ -254,9 +254,8 @@ class LocalProvider:
         if not self._lock.acquire(blocking=False):
             return lambda: self._query_vector(text, None)
         try:
-            hit = self._queries.get(text)
+            hit = self._cached(text)
             if hit is not None:
-                self._queries.move_to_end(text)
                 return lambda: hit
             if self._llm is None:
                 return lambda: self._query_vector(text, None)
@@ -265,12 +264,18 @@ class LocalProvider:
             self._lock.release()
         return lambda: self._query_vector(text, tokens)
 
+    def _cached(self, text: str) -> np.ndarray | None:
+        """The cached vector of ``text``, now the newest entry (the caller holds the lock)."""
+        hit = self._queries.get(text)
+        if hit is not None:
+            self._queries.move_to_end(text)
+        return hit
+
     def _query_vector(self, text: str, tokens: list[int] | None) -> np.ndarray:
         """``text``'s vector from its ``tokens`` (tokenized here when None), cached."""
         with self._lock:
-            hit = self._queries.get(text)
+            hit = self._cached(text)
             if hit is not None:
-                self._queries.move_to_end(text)
                 return hit
             llm = self._ensure_loaded()
             if tokens is None:
