@@ -547,6 +547,9 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
     unit = best_unit(b.get("best_line"), b.get("best_line_end"))
     vec_from = [f"best {unit} {num(b.get('line_cosine'))}"] if unit is not None else []
     vec_from.append(f"chunk cosine {num(b['vector_score'])}")
+    moved = b.get("feedback_from")
+    if moved:  # the calibrated fusion's feedback (engine.search.pipeline.feed_back)
+        vec_from.append(f"query moved toward {moved[0]}:{moved[1]}-{moved[2]}")
     if b["vector_position"]:
         vec_from.append(f"vector list #{b['vector_position']}")
     text_from = [f"bm25 {num(b['bm25_rank'])}"]
@@ -562,6 +565,9 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
     rest = arithmetic[n_score:]
     if rest:
         rest[0] = f"bar: {rest[0]}"
+    # the feedback's ‖q + β·f‖, labelled as the TUI labels it (the line after the bar)
+    if moved and len(rest) > 1 and rest[1].endswith(f" = {num(b.get('feedback_norm'))}"):
+        rest[1] = f"‖q+βf‖ {rest[1]}"
     return [str(b["formula"]), used, *rest]
 
 

@@ -196,6 +196,53 @@ class UnitHit(NamedTuple):
     last_line: int
 
 
+class ChunkUnits(NamedTuple):
+    """A chunk's unit vectors (one L2-normalised row per unit) and each unit's file
+    lines: what a ranking needs to score the chunk's units against any query vector."""
+
+    matrix: np.ndarray
+    first_lines: tuple[int, ...]
+    last_lines: tuple[int, ...]
+
+    def best(self, query_vector: np.ndarray) -> UnitHit:
+        """The unit most similar to ``query_vector`` (the first of equals)."""
+        sims = self.matrix @ query_vector
+        i = int(np.argmax(sims))
+        return UnitHit(self.first_lines[i], float(sims[i]), self.last_lines[i])
+
+
+def chunk_units(
+    store: Store,
+    provider: EmbeddingProvider,
+    query_dims: int,
+    chunks: dict[int, tuple[str, str, int]],
+    mats: Mapping[str, np.ndarray] | None = None,
+) -> dict[int, ChunkUnits]:
+    """chunk id → its :class:`ChunkUnits` (one line, or a paragraph of wrapped prose each).
+
+    ``chunks`` maps each candidate id to (content hash, text, first line). A
+    chunk without stored line vectors (not embedded yet, a media chunk) or with
+    vectors of another dimension than the query's is left out; the caller falls
+    back to the chunk's own cosine. ``mats`` are the line matrices by chunk hash
+    when the caller read them already (the search reads them while the query is
+    being embedded); else they are read here.
+    """
+    if mats is None:
+        mats = store.line_vectors([h for h, _, _ in chunks.values()], space_key(provider))
+    out: dict[int, ChunkUnits] = {}
+    for cid, (h, text, first) in chunks.items():
+        mat = mats.get(h)
+        if mat is None or mat.shape[0] == 0 or mat.shape[1] != query_dims:
+            continue
+        bounds = unit_bounds(h, text)
+        if len(bounds) != 2 * mat.shape[0]:
+            continue
+        out[cid] = ChunkUnits(
+            mat, tuple(first + b for b in bounds[0::2]), tuple(first + b for b in bounds[1::2])
+        )
+    return out
+
+
 def best_lines(
     store: Store,
     provider: EmbeddingProvider,
@@ -204,25 +251,6 @@ def best_lines(
     mats: Mapping[str, np.ndarray] | None = None,
 ) -> dict[int, UnitHit]:
     """chunk id → (first file line, cosine, last file line) of its unit most similar
-    to the query (one line, or a paragraph of wrapped prose).
-
-    ``chunks`` maps each candidate id to (content hash, text, first line). A
-    chunk without stored line vectors (not embedded yet, a media chunk) is left
-    out; the caller falls back to the chunk's own cosine. ``mats`` are the line
-    matrices by chunk hash when the caller read them already (the search reads
-    them while the query is being embedded); else they are read here.
-    """
-    if mats is None:
-        mats = store.line_vectors([h for h, _, _ in chunks.values()], space_key(provider))
-    out: dict[int, UnitHit] = {}
-    for cid, (h, text, first) in chunks.items():
-        mat = mats.get(h)
-        if mat is None or mat.shape[0] == 0 or mat.shape[1] != query_vector.shape[0]:
-            continue
-        bounds = unit_bounds(h, text)
-        if len(bounds) != 2 * mat.shape[0]:
-            continue
-        sims = mat @ query_vector
-        i = int(np.argmax(sims))
-        out[cid] = UnitHit(first + bounds[2 * i], float(sims[i]), first + bounds[2 * i + 1])
-    return out
+    to the query (see :func:`chunk_units` for ``chunks`` and ``mats``)."""
+    units = chunk_units(store, provider, query_vector.shape[0], chunks, mats)
+    return {cid: u.best(query_vector) for cid, u in units.items()}

@@ -189,6 +189,16 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
     if value is None:
         return None
     if c.fusion == "calibrated":
+        if side == "vector" and c.feedback_norm is not None:
+            moved = moved_line(c)
+            if moved is None:
+                return None
+            if ref is None or ref == (0.0, 1.0):
+                if 0.0 <= value <= 1.0:
+                    return Line(moved.expression, fmt(comp))
+                return Line(f"min(1, max(0, {moved.expression}))", fmt(comp))
+            zero, one = _exact(ref[0]), _exact(ref[1])
+            return Line(f"min(1, max(0, ({fmt(value)} − {zero}) ÷ ({one} − {zero})))", fmt(comp))
         if side == "vector":
             # the best unit's cosine against the chunk's own, when there are both
             both = c.line_cosine is not None and c.vector_score is not None
@@ -220,12 +230,62 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
     return None
 
 
+def feedback_line(c: Candidate) -> Line | None:
+    """``‖q + β·f‖`` of the calibrated fusion's feedback from ``cos(q, f)``, or None."""
+    if c.feedback_norm is None or c.feedback_weight is None or c.feedback_query_cosine is None:
+        return None
+    beta = _exact(c.feedback_weight)
+    return Line(
+        f"(1 + {beta}^2 + 2×{beta}×{fmt(c.feedback_query_cosine)})^0.5", fmt(c.feedback_norm)
+    )
+
+
+def moved_terms(c: Candidate) -> list[str]:
+    """The moved query's cosine with the best unit and with the chunk, each
+    ``(cos(q, x) + β×cos(f, x)) ÷ ‖q + β·f‖`` (the calibrated fusion's feedback)."""
+    if c.feedback_norm is None or c.feedback_weight is None:
+        return []
+    beta, norm = _exact(c.feedback_weight), fmt(c.feedback_norm)
+    pairs = (
+        (c.line_cosine, c.feedback_line_cosine),
+        (c.vector_score, c.feedback_chunk_cosine),
+    )
+    return [
+        f"({fmt(qx)} + {beta}×{fmt(fx)}) ÷ {norm}"
+        for qx, fx in pairs
+        if qx is not None and fx is not None
+    ]
+
+
+def moved_line(c: Candidate) -> Line | None:
+    """The vector side's input with feedback: the larger moved cosine, or None."""
+    terms = moved_terms(c)
+    if not terms or c.vector_input is None:
+        return None
+    expr = terms[0] if len(terms) == 1 else f"max({', '.join(terms)})"
+    return Line(expr, fmt(c.vector_input))
+
+
+def moved_step(c: Candidate) -> Line | None:
+    """:func:`moved_line` when it is a line of its own: with a cosine calibration
+    other than the identity, the vector side's line maps the moved cosine's result."""
+    if c.vector_ref is None or c.vector_ref == (0.0, 1.0):
+        return None
+    return moved_line(c)
+
+
 def all_lines(c: Candidate, options: SearchOptions) -> list[Line]:
     """Every arithmetic line a breakdown of ``c`` prints (TUI, ``--explain``)."""
     lines = list(score_lines(c))
     bar = bar_line(c)
     if bar is not None:
         lines.append(bar)
+    feedback = feedback_line(c)
+    if feedback is not None:
+        lines.append(feedback)
+        step = moved_step(c)
+        if step is not None:
+            lines.append(step)
     for side in ("vector", "text"):
         line = side_line(c, side, options.rrf_k)
         if line is not None:

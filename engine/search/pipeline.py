@@ -38,7 +38,7 @@ from engine.config.settings import (
 )
 from engine.embeddings.base import EmbeddingProvider, ProviderError, QueryRest, StagedQueries
 from engine.index.db import CorruptIndexError, DatabaseError
-from engine.index.line_vectors import UnitHit, best_lines, space_key, unit_bounds
+from engine.index.line_vectors import ChunkUnits, UnitHit, chunk_units, space_key, unit_bounds
 from engine.index.store import ChunkRow, Store
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import explain, scoring
@@ -80,6 +80,8 @@ class SearchOptions:
     decay_enabled: bool = _DECAY.enabled
     half_life_days: float = _DECAY.half_life_days
     sources: tuple[str, ...] = ("memory",)
+    #: the calibrated fusion's feedback weight β (``feed_back``); 0 turns it off
+    feedback_weight: float = scoring.FEEDBACK_WEIGHT
 
     @classmethod
     def from_settings(cls, ms: MemorySearchSettings) -> SearchOptions:
@@ -141,6 +143,12 @@ class Retrieval:
     #: the summed FTS5 idf of the query's words; the "calibrated" fusion uses them
     line_hits: dict[int, UnitHit] = field(default_factory=dict)
     query_idf_sum: float = 0.0
+    #: hybrid only: what the calibrated fusion's feedback (``feed_back``) scores the
+    #: vector side again with — the query vector, every candidate's stored vector
+    #: and its unit vectors
+    query_vector: np.ndarray | None = None
+    chunk_vectors: dict[int, np.ndarray] = field(default_factory=dict)
+    units: dict[int, ChunkUnits] = field(default_factory=dict)
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
     bm25_idf_scale: float = 1.0
@@ -181,6 +189,16 @@ class Candidate:
     #: calibrated fusion: that unit's cosine; the side's input is the larger of it
     #: and the chunk's own cosine (``vector_score``)
     line_cosine: float | None = None
+    #: calibrated fusion, when the feedback ran (``feed_back``): the chunk the query
+    #: moved toward (path, first line, last line), β, cos(q, f), ‖q + β·f‖, and
+    #: cos(f, ·) of the best unit and of the chunk; ``line_cosine``/``vector_score``
+    #: stay cos(q, ·) and ``vector_input`` is the moved query's cosine
+    feedback_from: tuple[str, int, int] | None = None
+    feedback_weight: float | None = None
+    feedback_query_cosine: float | None = None
+    feedback_norm: float | None = None
+    feedback_line_cosine: float | None = None
+    feedback_chunk_cosine: float | None = None
     vector_weight: float = 0.0
     text_weight: float = 0.0
     fused_score: float = 0.0  # weighted score before decay
@@ -414,16 +432,18 @@ def retrieve(
         fts_extra = vec_extra = 0.0
     rows = data.rows_of(ids)
     line_hits: dict[int, UnitHit] = {}
+    units: dict[int, ChunkUnits] = {}
     if complete and qvec is not None and provider is not None:
         tl = time.perf_counter()
         hashes = data.hashes
-        line_hits = best_lines(
+        units = chunk_units(
             store,
             provider,
-            qvec,
+            qvec.shape[0],
             {cid: (hashes[cid], r.text, r.start_line) for cid, r in rows.items() if cid in hashes},
             data.line_mats,
         )
+        line_hits = {cid: u.best(qvec) for cid, u in units.items()}
         vec_extra += time.perf_counter() - tl
     vectors = data.vectors_of(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
     paths = {r.path for r in rows.values()}
@@ -448,6 +468,9 @@ def retrieve(
         bm25_idf_scale=idf_scale,
         line_hits=line_hits,
         query_idf_sum=idf_sum,
+        query_vector=qvec if complete else None,
+        chunk_vectors=data.vectors_of(ids) if complete and qvec is not None else {},
+        units=units,
     )
 
 
@@ -585,9 +608,9 @@ class _QueryLane:
 
     def __init__(self) -> None:
         self.pid = os.getpid()
-        self._jobs: queue.SimpleQueue[
-            tuple[Future[tuple[np.ndarray, float]], QueryRest, float]
-        ] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[Future[tuple[np.ndarray, float]], QueryRest, float]] = (
+            queue.SimpleQueue()
+        )
         threading.Thread(target=self._run, name="memdeck-query-embed", daemon=True).start()
 
     @classmethod
@@ -764,6 +787,7 @@ def rank(
     plan = plan_ranking(retrieval, options)
     cands = gather_candidates(retrieval, plan)
     cands = fuse(cands, plan, options)
+    cands = feed_back(cands, retrieval, plan, options)
     cands = apply_decay(cands, options, retrieval.file_mtimes, today or dt.date.today())
     ordered = sort_by_score(cands)
     ordered = mmr_reorder(ordered, options, retrieval.vectors)
@@ -866,6 +890,65 @@ def fuse(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> list
     return out
 
 
+def feed_back(
+    cands: list[Candidate], retrieval: Retrieval, plan: RankPlan, options: SearchOptions
+) -> list[Candidate]:
+    """Stage 2b, calibrated fusion only: pseudo-relevance feedback on the vector side.
+
+    When the best candidate of the first pass scores at least
+    ``scoring.FEEDBACK_GATE``, the query vector q moves toward that chunk's
+    vector f — ``q + β·f``, Rocchio with one feedback chunk — and every
+    candidate's vector side is scored again with it: its best unit is the one
+    the moved query is closest to, and its input the larger of that unit's and
+    the chunk's moved cosine, ``(cos(q, x) + β × cos(f, x)) ÷ ‖q + β·f‖``
+    (``scoring.feedback_cosine``), then fused again. Chat states a fact in one
+    turn in its own words; the chunk both sides rank first tells the vector side
+    what the conversation calls it. Below the gate nothing changes: a query
+    about nothing in memory is not pulled toward its nearest junk.
+    """
+    beta = options.feedback_weight
+    q = retrieval.query_vector
+    if plan.fusion != "calibrated" or not beta > 0 or q is None or not cands:
+        return cands
+    top = min(cands, key=_order_key)
+    f = retrieval.chunk_vectors.get(top.chunk_id)
+    if top.score < scoring.FEEDBACK_GATE or f is None or f.shape != q.shape:
+        return cands
+    quantize = scoring.quantize
+    qf = quantize(float(f @ q))
+    norm = quantize(scoring.feedback_norm(qf, beta))
+    origin = (top.path, top.start_line, top.end_line)
+    out = []
+    for c in cands:
+        moved = c.evolve(
+            feedback_from=origin,
+            feedback_weight=beta,
+            feedback_query_cosine=qf,
+            feedback_norm=norm,
+        )
+        inputs: list[float] = []
+        units = retrieval.units.get(c.chunk_id)
+        if units is not None:
+            sq, sf = units.matrix @ q, units.matrix @ f
+            i = int(np.argmax(sq + beta * sf))
+            moved.best_line, moved.best_line_end = units.first_lines[i], units.last_lines[i]
+            moved.line_cosine = quantize(float(sq[i]))
+            moved.feedback_line_cosine = quantize(float(sf[i]))
+            inputs.append(
+                scoring.feedback_cosine(moved.line_cosine, moved.feedback_line_cosine, norm, beta)
+            )
+        vec = retrieval.chunk_vectors.get(c.chunk_id)
+        if c.vector_score is not None and vec is not None and vec.shape == f.shape:
+            moved.feedback_chunk_cosine = quantize(float(vec @ f))
+            inputs.append(
+                scoring.feedback_cosine(c.vector_score, moved.feedback_chunk_cosine, norm, beta)
+            )
+        if inputs:
+            moved.vector_input = quantize(max(inputs))
+        out.append(moved)
+    return fuse(out, plan, options)
+
+
 def apply_decay(
     cands: list[Candidate],
     options: SearchOptions,
@@ -892,11 +975,13 @@ def apply_decay(
 
 def sort_by_score(cands: list[Candidate]) -> list[Candidate]:
     """Stage 4: best score first; ties by FTS position, vector position, chunk id."""
-    ordered = sorted(
-        cands,
-        key=lambda c: (-c.score, c.fts_position or 10**9, c.vector_position or 10**9, c.chunk_id),
-    )
+    ordered = sorted(cands, key=_order_key)
     return [c.evolve(sorted_position=i) for i, c in enumerate(ordered, start=1)]
+
+
+def _order_key(c: Candidate) -> tuple[float, int, int, int]:
+    """Best score first; ties by FTS position, vector position, chunk id."""
+    return (-c.score, c.fts_position or 10**9, c.vector_position or 10**9, c.chunk_id)
 
 
 def mmr_reorder(

@@ -36,6 +36,8 @@ __all__ = [
     "candidate_count",
     "date_from_path",
     "decay_multiplier",
+    "feedback_cosine",
+    "feedback_norm",
     "fts5_idf",
     "is_evergreen",
     "minmax_normalize",
@@ -68,6 +70,14 @@ CALIBRATED_TEXT_SCALE = 0.6
 #: ``CALIBRATED_COSINE_ONE`` scores 1, linear between. Fitted on LoCoMo 0–4 with κ.
 CALIBRATED_COSINE_ZERO = 0.0
 CALIBRATED_COSINE_ONE = 1.0
+#: the ``calibrated`` fusion's pseudo-relevance feedback: the vector side is scored
+#: again with the query moved toward the first pass's best chunk,
+#: ``q + FEEDBACK_WEIGHT × f`` (Rocchio with one feedback chunk), when that chunk
+#: scored at least ``FEEDBACK_GATE`` (the default minScore: feedback only from a
+#: result the default would return, so a query about nothing in memory is not
+#: pulled toward its nearest junk). Fitted on LoCoMo 0–4 (README "Benchmarks").
+FEEDBACK_WEIGHT = 0.3
+FEEDBACK_GATE = 0.35
 #: decimals of every number a score breakdown prints (weights: ``WEIGHT_DIGITS``)
 DIGITS = 4
 
@@ -266,6 +276,21 @@ def calibrated_vector(cosine: float, zero: float = 0.0, one: float = 1.0) -> flo
     if not math.isfinite(cosine) or one <= zero:
         return 0.0
     return min(1.0, max(0.0, (cosine - zero) / (one - zero)))
+
+
+def feedback_norm(query_feedback_cosine: float, beta: float) -> float:
+    """``‖q + β·f‖`` for unit vectors q, f whose cosine is ``query_feedback_cosine``:
+    ``(1 + β² + 2β·cos(q, f))^0.5``."""
+    return float((1.0 + beta**2 + 2.0 * beta * query_feedback_cosine) ** 0.5)
+
+
+def feedback_cosine(query_cosine: float, feedback_cosine: float, norm: float, beta: float) -> float:
+    """The cosine of a unit vector x with the moved query ``q + β·f``:
+    ``(cos(q, x) + β × cos(f, x)) ÷ ‖q + β·f‖`` — a dot product is linear, so the
+    moved query's cosine is made of two cosines a breakdown can print."""
+    if norm <= 0:
+        return query_cosine
+    return (query_cosine + beta * feedback_cosine) / norm
 
 
 def minmax_normalize(values: Sequence[float]) -> list[float]:

@@ -9,7 +9,8 @@ through the real pipeline (``retrieve``: FTS5, the MiniLM GGUF, the stored line
 vectors), keeps the retrievals in ``tests/bench/.cache/calibrate/`` and then ranks
 them with the real ``rank`` under each variant: κ, the cosine calibration of V,
 how a chunk's unit cosines become one number, the weights, the candidate count
-and the FTS5 tokenizer (``unicode61`` or the ``porter`` extension). Reported per
+and the FTS5 tokenizer (``unicode61`` or the ``porter`` extension), and the
+feedback's β and gate (``engine.search.pipeline.feed_back``). Reported per
 variant: hit@6 and MRR@6 at the default minScore, hit@6 at minScore 0, and the
 share of off-topic queries and nonsense strings that return anything; with
 ``--cranfield`` also Cranfield nDCG@10 (the check on prose, not tuned on).
@@ -34,13 +35,13 @@ import numpy as np
 
 from engine.config.settings import FTS_TOKENIZERS, FtsTokenizer
 from engine.embeddings.base import EmbeddingProvider
-from engine.index.line_vectors import UnitHit, space_key, unit_spans
+from engine.index.line_vectors import ChunkUnits, UnitHit, space_key, unit_spans
 from engine.search import scoring
 from engine.search.pipeline import Retrieval, SearchOptions, rank, retrieve
 from tests.bench import common, cranfield, locomo, offtopic
 
 #: bump when what ``collect`` stores changes
-FORMAT = 4
+FORMAT = 5
 #: candidates per side fetched once; smaller counts are prefixes (``common.truncate``)
 MAX_MULTIPLIER = 8
 
@@ -57,6 +58,10 @@ class Sample:
     lines: dict[int, list[tuple[int, float, int]]]
     #: Cranfield: the query's id in the judgments
     qid: int = 0
+    #: every candidate's unit vectors and stored vector (what the feedback reads),
+    #: one dict shared by the samples of a collection so that it is stored once
+    units: dict[int, ChunkUnits] = dataclasses.field(default_factory=dict)
+    vectors: dict[int, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
 class _Unpickler(pickle.Unpickler):
@@ -125,8 +130,13 @@ def _samples(
     key = space_key(provider)
     store = engine.store
     remembered = QueryVectors(provider)
+    all_units: dict[int, ChunkUnits] = {}
+    all_vectors: dict[int, np.ndarray] = {}
     for kind, text, evidence, qid in queries:
         r = retrieve(store, remembered, text, base)  # type: ignore[arg-type]
+        all_units.update(r.units)
+        all_vectors.update(r.chunk_vectors)
+        r = dataclasses.replace(r, units={}, chunk_vectors={})
         qvec = remembered.embed_query(text)
         hashes = store.chunk_hashes(list(r.rows))
         mats = store.line_vectors(list(hashes.values()), key)
@@ -143,7 +153,7 @@ def _samples(
                 for i in order[:4]
             ]
         r.vectors = {}
-        samples.append(Sample(kind, evidence, r, lines, qid))
+        samples.append(Sample(kind, evidence, r, lines, qid, all_units, all_vectors))
     return samples
 
 
@@ -197,12 +207,15 @@ class Variant:
     multiplier: int = 4
     tokenizer: FtsTokenizer = "unicode61"
     fusion: str = "calibrated"
+    #: the feedback's β (0: none) and the first-pass score it needs
+    feedback: float = scoring.FEEDBACK_WEIGHT
+    gate: float = scoring.FEEDBACK_GATE
 
     def label(self) -> str:
         return (
             f"{self.fusion} κ={self.kappa:g} cos∈[{self.cos_zero:g},{self.cos_one:g}]"
             f" lines={self.lines} vw={self.vector_weight:g} cand×{self.multiplier}"
-            f" {self.tokenizer}"
+            f" β={self.feedback:g} gate={self.gate:g} {self.tokenizer}"
         )
 
 
@@ -213,10 +226,12 @@ def constants(v: Variant) -> Iterator[None]:
         scoring.CALIBRATED_TEXT_SCALE,
         scoring.CALIBRATED_COSINE_ZERO,
         scoring.CALIBRATED_COSINE_ONE,
+        scoring.FEEDBACK_GATE,
     )
     scoring.CALIBRATED_TEXT_SCALE = v.kappa
     scoring.CALIBRATED_COSINE_ZERO = v.cos_zero
     scoring.CALIBRATED_COSINE_ONE = v.cos_one
+    scoring.FEEDBACK_GATE = v.gate
     try:
         yield
     finally:
@@ -224,14 +239,18 @@ def constants(v: Variant) -> Iterator[None]:
             scoring.CALIBRATED_TEXT_SCALE,
             scoring.CALIBRATED_COSINE_ZERO,
             scoring.CALIBRATED_COSINE_ONE,
+            scoring.FEEDBACK_GATE,
         ) = saved
 
 
 def shaped(s: Sample, v: Variant, max_results: int = locomo.K) -> Retrieval:
-    """The sample's retrieval as the variant's search would have made it."""
+    """The sample's retrieval as the variant's search would have made it (the
+    feedback scores the units again: with another aggregation than the best unit,
+    only the chunks' vectors are given to it)."""
     r = common.truncate(s.retrieval, max_results * v.multiplier)
     if v.lines == "max":
-        return r
+        return dataclasses.replace(r, units=s.units, chunk_vectors=s.vectors)
+    r = dataclasses.replace(r, chunk_vectors=s.vectors)
     hits: dict[int, UnitHit] = {}
     for cid, best in s.lines.items():
         first, _, last = best[0]
@@ -249,6 +268,7 @@ def measure(
         vector_weight=v.vector_weight,
         text_weight=round(1 - v.vector_weight, 3),
         candidate_multiplier=v.multiplier,
+        feedback_weight=v.feedback,
     )
     opts0 = opts.with_(min_score=0.0)
     hits = hits0 = n = 0
@@ -288,6 +308,7 @@ def measure_cranfield(
         vector_weight=v.vector_weight,
         text_weight=round(1 - v.vector_weight, 3),
         candidate_multiplier=v.multiplier,
+        feedback_weight=v.feedback,
         max_results=cranfield.NDCG_K,
         min_score=0.0,
     )
@@ -307,6 +328,8 @@ def grid() -> list[Variant]:
     out += [dataclasses.replace(now, lines=agg) for agg in ("mean2", "chunk")]
     out += [dataclasses.replace(now, vector_weight=w) for w in (0.5, 0.6)]
     out += [dataclasses.replace(now, multiplier=m) for m in (2, 8)]
+    out += [dataclasses.replace(now, feedback=b) for b in (0.0, 0.1, 0.2, 0.4, 0.5)]
+    out += [dataclasses.replace(now, gate=g) for g in (0.0, 0.5)]
     for zero in (0.0, 0.1, 0.2):
         for one in (0.8, 1.0, 1.2, 1.5):
             out.append(dataclasses.replace(now, cos_zero=zero, cos_one=one))
@@ -323,6 +346,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lines", default="max", help="line aggregations for --kappas")
     ap.add_argument("--weights", default="0.7", help="vector weights for --kappas")
     ap.add_argument("--cos", default="0:1", help="cosine calibrations for --kappas, e.g. 0:0.7")
+    ap.add_argument("--feedback", help="a grid of the feedback's β × --gates instead, e.g. 0,0.3")
+    ap.add_argument("--gates", default=str(scoring.FEEDBACK_GATE), help="gates for --feedback")
     ap.add_argument(
         "--cranfield", action="store_true", help="also each variant's Cranfield nDCG@10 (a check)"
     )
@@ -346,6 +371,12 @@ def main(argv: list[str] | None = None) -> None:
             for agg in args.lines.split(",")
             for w in args.weights.split(",")
             for cos in args.cos.split(",")
+        ]
+    if args.feedback:
+        variants = [
+            Variant(feedback=float(b), gate=float(g))
+            for b in args.feedback.split(",")
+            for g in args.gates.split(",")
         ]
     by_tok = {
         t: {} if args.no_locomo else {ci: collect(ci, data, provider, t) for ci in convs}

@@ -116,6 +116,7 @@ def test_a_cosine_calibration_maps_the_vector_side_and_prints_its_arithmetic(
     pair maps V linearly and clamps, and the breakdown line evaluates to V."""
     opts = engine.default_options().with_(min_score=0.0)
     plain = {c.chunk_id: c for c in engine.search("kitten medication", opts).candidates}
+    unmoved = engine.search("kitten medication", opts.with_(feedback_weight=0.0)).candidates
     monkeypatch.setattr(scoring, "CALIBRATED_COSINE_ZERO", 0.1)
     monkeypatch.setattr(scoring, "CALIBRATED_COSINE_ONE", 0.6)
     out = engine.search("kitten medication", opts)
@@ -129,11 +130,22 @@ def test_a_cosine_calibration_maps_the_vector_side_and_prints_its_arithmetic(
         assert line.expression.startswith(f"min(1, max(0, ({explain.fmt(c.vector_input)} − 0.1)")
         assert explain.fmt(explain.evaluate(line.expression)) == line.result
         assert line.result == explain.fmt(c.vector_component)
-    # the identity prints no line unless the cosine is negative (then max(0, …))
-    for c in plain.values():
+        # with the feedback, the moved cosine is a line of its own before the mapping
+        step = explain.moved_step(c)
+        assert (step is None) == (c.feedback_norm is None), c
+        if step is not None:
+            assert step.result == explain.fmt(c.vector_input) and explain.agrees(step)
+    assert any(c.feedback_norm is not None for c in out.candidates)
+    # without the feedback the identity prints no line unless the cosine is negative
+    # (then max(0, …)); with it, the line is the moved cosine's arithmetic
+    for c in [*plain.values(), *unmoved]:
         assert c.vector_ref == (0.0, 1.0)
         line = explain.side_line(c, "vector")
-        assert (line is None) == (c.vector_input is not None and c.vector_input >= 0)
+        if c.feedback_norm is None:
+            assert (line is None) == (c.vector_input is not None and c.vector_input >= 0)
+        else:
+            assert line == explain.moved_line(c) and line is not None and explain.agrees(line)
+    assert any(c.feedback_norm is None for c in unmoved)
 
 
 def test_or_fallback_drops_terms_found_in_half_the_chunks(make_engine, workspace_dir, monkeypatch):

@@ -79,9 +79,8 @@ def test_best_line_cosine_is_the_calibrated_vector_side(make_engine, workspace_d
     eng = make_engine(provider=embedder, **{"store.line_vectors": True})
     eng.sync()
     assert _line_rows(eng) == 1  # one matrix per chunk
-    out = eng.search(
-        "kitten medication", eng.default_options().with_(min_score=0.0), today=FIXED_TODAY
-    )
+    opts = eng.default_options().with_(min_score=0.0)
+    out = eng.search("kitten medication", opts.with_(feedback_weight=0.0), today=FIXED_TODAY)
     top = out.results[0]
     assert out.fusion == "calibrated"
     # query (cat, medicine)/√2; the chunk (cat 2, medicine 1, train 2, database 2)/√13;
@@ -90,6 +89,19 @@ def test_best_line_cosine_is_the_calibrated_vector_side(make_engine, workspace_d
     assert top.best_line == 4
     assert top.vector_input == round(3 / math.sqrt(10), 4) == top.vector_component
     assert top.score == round(0.7 * top.vector_component + 0.3 * top.text_component, 4)
+    # with the feedback (the default) the query moves toward that chunk, f = the
+    # chunk's vector: cos(q, f) = 3/√26, cos(f, line 4) = 5/√65, cos(f, f) = 1
+    moved = eng.search("kitten medication", opts, today=FIXED_TODAY).results[0]
+    assert moved.feedback_from == ("memory/2026-03-14.md", 1, 6)
+    assert moved.feedback_query_cosine == top.vector_score
+    norm = round(math.sqrt(1 + 0.3**2 + 2 * 0.3 * top.vector_score), 4)
+    assert moved.feedback_norm == norm
+    assert moved.best_line == 4 and moved.feedback_line_cosine == round(5 / math.sqrt(65), 4)
+    assert moved.feedback_chunk_cosine == 1.0
+    line = (top.line_cosine + 0.3 * moved.feedback_line_cosine) / norm
+    chunk = (top.vector_score + 0.3 * 1.0) / norm
+    assert moved.vector_input == round(max(line, chunk), 4) == moved.vector_component
+    assert moved.vector_input < top.vector_input  # the chunk's other topics pull it away
     # the other fusions keep the chunk's cosine
     geo = eng.search("kitten medication", eng.default_options().with_(fusion="weighted"))
     assert geo.results[0].vector_component == top.vector_score
@@ -116,8 +128,13 @@ def test_line_vectors_default_to_the_local_provider_only(make_engine, workspace_
     eng = make_engine(provider=ConceptEmbedder())  # a stand-in for a paid API
     eng.sync()
     assert _line_rows(eng) == 0
-    top = eng.search("kitten medication", eng.default_options().with_(min_score=0.0)).results[0]
+    opts = eng.default_options().with_(min_score=0.0)
+    top = eng.search("kitten medication", opts.with_(feedback_weight=0.0)).results[0]
     assert top.best_line is None and top.vector_input == top.vector_score
+    # the feedback moves the query toward the chunk's own vector: only the chunk's cosine
+    moved = eng.search("kitten medication", opts).results[0]
+    assert moved.best_line is None and moved.feedback_line_cosine is None
+    assert moved.vector_input == round((top.vector_score + 0.3) / moved.feedback_norm, 4)
 
 
 PROSE = (
@@ -139,9 +156,9 @@ def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
     write(workspace_dir, "memory/2026-03-15.md", PROSE)
     eng = make_engine(provider=ConceptEmbedder(), **{"store.line_vectors": True})
     eng.sync()
-    out = eng.search(
-        "kitten medication", eng.default_options().with_(min_score=0.0), today=FIXED_TODAY
-    )
+    # the units before the feedback (the query is not moved toward the chunk)
+    opts = eng.default_options().with_(min_score=0.0, feedback_weight=0.0)
+    out = eng.search("kitten medication", opts, today=FIXED_TODAY)
     top = out.results[0]
     # the paragraph (file lines 3-6) is one unit: (cat 2, medicine 2)/√8, cosine 1
     # with the query (cat, medicine)/√2; the chunk adds train 2 and database 2:
@@ -156,7 +173,7 @@ def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
     assert str(line) == "max(0, 1.0000, 0.7071) = 1.0000"
     assert explain.best_unit(top.best_line, top.best_line_end) == "paragraph L3–6"
     # a query about the train: its list item (cosine 1) beats the chunk's 2/4
-    train = eng.search("rail", eng.default_options().with_(min_score=0.0), today=FIXED_TODAY)
+    train = eng.search("rail", opts, today=FIXED_TODAY)
     hit = train.results[0]
     assert (hit.best_line, hit.best_line_end, hit.line_cosine) == (8, 8, 1.0)
     assert hit.vector_input == 1.0 and hit.vector_score == 0.5

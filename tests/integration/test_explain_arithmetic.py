@@ -116,6 +116,8 @@ def _variants(base: SearchOptions) -> list[SearchOptions]:
         base.with_(mode="vector", mmr_enabled=True, mmr_similarity="cosine"),
         base.with_(mode="vector", mmr_enabled=True, decay_enabled=True),
         base.with_(min_score=0.35, max_results=4),  # the default cut: some kept, some not
+        base.with_(feedback_weight=0.0),  # calibrated without the feedback
+        base.with_(feedback_weight=0.8, decay_enabled=True),
         # nothing reaches 0.95, so keyword hits ≥ min(minScore, textWeight) are rescued
         base.with_(fusion="weighted", min_score=0.95),
     ]
@@ -322,7 +324,7 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:
     pairs = 0
     kinds: set[tuple[str, str]] = set()
     per_kind: dict[tuple[str, str], int] = {}
-    rescued = dropped_below = cut_beyond = best_lines = floored = 0
+    rescued = dropped_below = cut_beyond = best_lines = floored = moved = 0
     for q in conv.questions[:QUESTIONS]:
         retrieval = retrieve(engine.store, engine.provider, q.text, base)
         for options in variants:
@@ -334,6 +336,7 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:
                 pairs += 1
                 per_kind[kind] = per_kind.get(kind, 0) + 1
                 best_lines += c.best_line is not None
+                moved += c.feedback_norm is not None
                 if c.fusion == "geometric":
                     sides = (c.vector_component, c.text_component)
                     floored += any(x is not None and x < 0.05 for x in sides)
@@ -358,6 +361,8 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:
     assert {m for m, _ in kinds} == {"hybrid", "fts", "vector"} and fusions == set(FUSIONS)
     assert min(per_kind.values()) >= 1000, per_kind
     assert rescued and dropped_below and cut_beyond, (rescued, dropped_below, cut_beyond)
-    # the odd cases were met: the calibrated best line, a geometric floor
-    assert best_lines and floored, (best_lines, floored)
-    print(f"{pairs} pairs", per_kind, (rescued, dropped_below, cut_beyond, best_lines, floored))
+    # the odd cases were met: the calibrated best line and feedback, a geometric floor
+    assert best_lines and floored and moved >= 1000, (best_lines, floored, moved)
+    print(
+        f"{pairs} pairs", per_kind, (rescued, dropped_below, cut_beyond, best_lines, floored, moved)
+    )

@@ -33,6 +33,19 @@ def _calibrated_vector(c: Candidate) -> str:
     if c.vector_input is None:
         return "no cosine for this chunk → 0"
     unit = ex.best_unit(c.best_line, c.best_line_end)
+    if c.feedback_from is not None:
+        # the query moved toward the first pass's best chunk: its norm, then the
+        # moved cosines, each on a line of its own (80 columns)
+        path, first, last = c.feedback_from
+        where = (
+            f"best {unit} cos {ex.fmt(c.line_cosine or 0.0)}, chunk cos {chunk}; "
+            if unit is not None
+            else f"chunk cos {chunk} (no line vectors); "
+        )
+        norm = ex.feedback_line(c)
+        shown = [f"‖q+βf‖ {norm}" if norm else None, ex.moved_step(c), line]
+        body = "\n       ".join(str(x) for x in shown if x is not None)
+        return f"{where}query moved toward {location(path, first, last)}:\n       {body}"
     where = (
         f"best {unit} cosine {ex.fmt(c.line_cosine or 0.0)} (chunk cosine {chunk})"
         if unit is not None
