@@ -781,7 +781,7 @@ def rank(
     """Rank a retrieval under ``options``; every number lands on a ``Candidate``.
 
     The stages, each a pure function with its own tests (tests/engine/test_rank_stages.py):
-    candidates → fuse → decay → sort → MMR → cut.
+    candidates → fuse → feedback (calibrated) → decay → sort → MMR → cut.
     """
     t0 = time.perf_counter()
     plan = plan_ranking(retrieval, options)
@@ -878,16 +878,21 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
 def fuse(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> list[Candidate]:
     """Stage 2: each side's component, then ``fused_score`` (= ``score`` until decay)."""
     out = [c.evolve() for c in cands]
-    _set_components(out, plan.fusion, options)
+    _fuse_own(out, plan, options)
+    return out
+
+
+def _fuse_own(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> None:
+    """:func:`fuse` on candidates that are the caller's own copies."""
+    _set_components(cands, plan.fusion, options)
     combine = scoring.weighted_geometric if plan.fusion == "geometric" else scoring.weighted_sum
-    for c in out:
+    for c in cands:
         c.normalization = options.normalization
         c.fused_score = scoring.quantize(
             combine(c.vector_component, c.text_component, plan.vector_weight, plan.text_weight)
         )
         c.score = c.fused_score
         c.parts = _parts(c)
-    return out
 
 
 def feed_back(
@@ -918,6 +923,14 @@ def feed_back(
     qf = quantize(float(f @ q))
     norm = quantize(scoring.feedback_norm(qf, beta))
     origin = (top.path, top.start_line, top.end_line)
+    # every candidate's units in one product with (q, f): one BLAS call, not two a chunk
+    with_units = [c.chunk_id for c in cands if c.chunk_id in retrieval.units]
+    mats = [retrieval.units[cid].matrix for cid in with_units]
+    sims = np.concatenate(mats) @ np.stack([q, f], axis=1) if mats else np.zeros((0, 2))
+    moved_sims = sims[:, 0] + beta * sims[:, 1]
+    starts = dict(
+        zip(with_units, np.cumsum([0] + [m.shape[0] for m in mats]).tolist(), strict=False)
+    )
     out = []
     for c in cands:
         moved = c.evolve(
@@ -929,11 +942,11 @@ def feed_back(
         inputs: list[float] = []
         units = retrieval.units.get(c.chunk_id)
         if units is not None:
-            sq, sf = units.matrix @ q, units.matrix @ f
-            i = int(np.argmax(sq + beta * sf))
+            at = starts[c.chunk_id]
+            i = int(np.argmax(moved_sims[at : at + units.matrix.shape[0]]))
             moved.best_line, moved.best_line_end = units.first_lines[i], units.last_lines[i]
-            moved.line_cosine = quantize(float(sq[i]))
-            moved.feedback_line_cosine = quantize(float(sf[i]))
+            moved.line_cosine = quantize(float(sims[at + i, 0]))
+            moved.feedback_line_cosine = quantize(float(sims[at + i, 1]))
             inputs.append(
                 scoring.feedback_cosine(moved.line_cosine, moved.feedback_line_cosine, norm, beta)
             )
@@ -946,7 +959,8 @@ def feed_back(
         if inputs:
             moved.vector_input = quantize(max(inputs))
         out.append(moved)
-    return fuse(out, plan, options)
+    _fuse_own(out, plan, options)  # ``out`` holds this stage's own copies
+    return out
 
 
 def apply_decay(

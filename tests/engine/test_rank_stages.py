@@ -1,4 +1,4 @@
-"""Each stage of ``rank`` on its own: candidates → fuse → decay → sort → MMR → cut.
+"""Each stage of ``rank`` on its own: candidates → fuse → feedback → decay → sort → MMR → cut.
 
 The retrievals are written by hand (no index, no provider), so every number
 below follows from the formulas in ``engine.search.scoring``. Every stage must
@@ -9,12 +9,14 @@ ranking's numbers into the next.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 
 import numpy as np
 import pytest
 
+from engine.index.line_vectors import ChunkUnits
 from engine.index.store import ChunkRow
 from engine.search import scoring
 from engine.search.pipeline import (
@@ -24,6 +26,7 @@ from engine.search.pipeline import (
     SearchOptions,
     apply_decay,
     cut_results,
+    feed_back,
     fuse,
     gather_candidates,
     mmr_reorder,
@@ -182,6 +185,65 @@ def test_geometric_fusion_divides_each_side_by_its_best() -> None:
     assert fused[0].fused_score == pytest.approx(1.0)
     assert (fused[1].text_component, fused[1].vector_component) == (0.5, 0.5)
     assert fused[1].fused_score == pytest.approx(0.5**0.7 * 0.5**0.3)
+
+
+# -- feedback --------------------------------------------------------------------
+def _feedback_retrieval(top_cosine: float) -> Retrieval:
+    """q = x; chunk 1 at ``top_cosine`` to it, chunk 2 orthogonal to q but close to
+    chunk 1, with two line units; chunk 3 orthogonal to both."""
+    d1 = np.array([top_cosine, math.sqrt(1 - top_cosine**2), 0.0])
+    vectors = {1: d1, 2: np.array([0.0, 1.0, 0.0]), 3: np.array([0.0, 0.0, 1.0])}
+    r = retrieval(
+        [], [(1, top_cosine), (2, 0.0), (3, 0.0)], [row(i, f"n{i}.md") for i in (1, 2, 3)]
+    )
+    lines = np.array([[0.0, 1.0, 0.0], [0.6, 0.8, 0.0]])
+    return dataclasses.replace(
+        r,
+        query_vector=np.array([1.0, 0.0, 0.0]),
+        chunk_vectors=vectors,
+        units={2: ChunkUnits(lines, (5, 6), (5, 6))},
+    )
+
+
+def test_feedback_moves_the_query_toward_the_best_chunk_and_fuses_again() -> None:
+    r = _feedback_retrieval(0.8)
+    opts = SearchOptions(min_score=0.0)
+    plan = plan_ranking(r, opts)
+    first = fuse(gather_candidates(r, plan), plan, opts)
+    before = snapshot(first)
+    moved = {c.chunk_id: c for c in feed_back(first, r, plan, opts)}
+    assert snapshot(first) == before  # the input is left as it was
+    # ‖q + 0.3·f‖ = (1 + 0.09 + 0.6 × 0.8)^0.5
+    norm = round(math.sqrt(1 + 0.3**2 + 2 * 0.3 * 0.8), 4)
+    assert all(
+        c.feedback_norm == norm and c.feedback_from == ("n1.md", 1, 3) for c in moved.values()
+    )
+    # the chunk itself: (0.8 + 0.3 × 1) ÷ norm
+    assert moved[1].vector_input == round((0.8 + 0.3) / norm, 4)
+    assert moved[1].fused_score == round(0.7 * moved[1].vector_input, 4)
+    # chunk 2: its line 6 (0.6, 0.8, 0) is the moved query's closest unit:
+    # (0.6 + 0.3 × 0.96) ÷ norm beats line 5's (0 + 0.3 × 0.6) and the chunk's own
+    c2 = moved[2]
+    assert (c2.best_line, c2.line_cosine, c2.feedback_line_cosine) == (6, 0.6, 0.96)
+    assert c2.feedback_chunk_cosine == 0.6
+    assert c2.vector_input == round((0.6 + 0.3 * 0.96) / norm, 4)
+    # nothing in common with either: still 0
+    assert moved[3].vector_input == 0.0 and moved[3].fused_score == 0.0
+
+
+def test_feedback_needs_a_first_pass_score_at_the_gate() -> None:
+    r = _feedback_retrieval(0.45)  # first pass 0.7 × 0.45 = 0.315 < 0.35
+    opts = SearchOptions(min_score=0.0)
+    plan = plan_ranking(r, opts)
+    first = fuse(gather_candidates(r, plan), plan, opts)
+    assert max(c.fused_score for c in first) < scoring.FEEDBACK_GATE
+    assert snapshot(feed_back(first, r, plan, opts)) == snapshot(first)
+    # β 0 and the other fusions never move the query
+    high = _feedback_retrieval(0.8)
+    for o in (opts.with_(feedback_weight=0.0), opts.with_(fusion="geometric")):
+        p = plan_ranking(high, o)
+        cands = fuse(gather_candidates(high, p), p, o)
+        assert snapshot(feed_back(cands, high, p, o)) == snapshot(cands)
 
 
 # -- decay -----------------------------------------------------------------------
