@@ -241,28 +241,27 @@ def feedback_line(c: Candidate) -> Line | None:
 
 
 def moved_terms(c: Candidate) -> list[str]:
-    """The moved query's cosine with the best unit and with the chunk, each
-    ``(cos(q, x) + β×cos(f, x)) ÷ ‖q + β·f‖`` (the calibrated fusion's feedback)."""
+    """``cos(q, x) + β×cos(f, x)`` for the best unit and for the chunk (the
+    calibrated fusion's feedback; each is divided by ``‖q + β·f‖``)."""
     if c.feedback_norm is None or c.feedback_weight is None:
         return []
-    beta, norm = _exact(c.feedback_weight), fmt(c.feedback_norm)
+    beta = _exact(c.feedback_weight)
     pairs = (
         (c.line_cosine, c.feedback_line_cosine),
         (c.vector_score, c.feedback_chunk_cosine),
     )
     return [
-        f"({fmt(qx)} + {beta}×{fmt(fx)}) ÷ {norm}"
-        for qx, fx in pairs
-        if qx is not None and fx is not None
+        f"{fmt(qx)} + {beta}×{fmt(fx)}" for qx, fx in pairs if qx is not None and fx is not None
     ]
 
 
 def moved_line(c: Candidate) -> Line | None:
-    """The vector side's input with feedback: the larger moved cosine, or None."""
+    """The vector side's input with feedback: the moved query's best cosine, or None."""
     terms = moved_terms(c)
-    if not terms or c.vector_input is None:
+    if not terms or c.vector_input is None or c.feedback_norm is None:
         return None
-    expr = terms[0] if len(terms) == 1 else f"max({', '.join(terms)})"
+    norm = fmt(c.feedback_norm)
+    expr = f"({terms[0]}) ÷ {norm}" if len(terms) == 1 else f"max({', '.join(terms)}) ÷ {norm}"
     return Line(expr, fmt(c.vector_input))
 
 

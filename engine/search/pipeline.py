@@ -905,7 +905,7 @@ def feed_back(
     vector f — ``q + β·f``, Rocchio with one feedback chunk — and every
     candidate's vector side is scored again with it: its best unit is the one
     the moved query is closest to, and its input the larger of that unit's and
-    the chunk's moved cosine, ``(cos(q, x) + β × cos(f, x)) ÷ ‖q + β·f‖``
+    the chunk's moved cosine, ``max(cos(q, x) + β × cos(f, x)) ÷ ‖q + β·f‖``
     (``scoring.feedback_cosine``), then fused again. Chat states a fact in one
     turn in its own words; the chunk both sides rank first tells the vector side
     what the conversation calls it. Below the gate nothing changes: a query
@@ -939,7 +939,7 @@ def feed_back(
             feedback_query_cosine=qf,
             feedback_norm=norm,
         )
-        inputs: list[float] = []
+        pairs: list[tuple[float, float]] = []  # (cos(q, x), cos(f, x)): unit, chunk
         units = retrieval.units.get(c.chunk_id)
         if units is not None:
             at = starts[c.chunk_id]
@@ -947,17 +947,13 @@ def feed_back(
             moved.best_line, moved.best_line_end = units.first_lines[i], units.last_lines[i]
             moved.line_cosine = quantize(float(sims[at + i, 0]))
             moved.feedback_line_cosine = quantize(float(sims[at + i, 1]))
-            inputs.append(
-                scoring.feedback_cosine(moved.line_cosine, moved.feedback_line_cosine, norm, beta)
-            )
+            pairs.append((moved.line_cosine, moved.feedback_line_cosine))
         vec = retrieval.chunk_vectors.get(c.chunk_id)
         if c.vector_score is not None and vec is not None and vec.shape == f.shape:
             moved.feedback_chunk_cosine = quantize(float(vec @ f))
-            inputs.append(
-                scoring.feedback_cosine(c.vector_score, moved.feedback_chunk_cosine, norm, beta)
-            )
-        if inputs:
-            moved.vector_input = quantize(max(inputs))
+            pairs.append((c.vector_score, moved.feedback_chunk_cosine))
+        if pairs:
+            moved.vector_input = quantize(scoring.feedback_cosine(pairs, norm, beta))
         out.append(moved)
     _fuse_own(out, plan, options)  # ``out`` holds this stage's own copies
     return out

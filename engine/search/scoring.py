@@ -284,13 +284,13 @@ def feedback_norm(query_feedback_cosine: float, beta: float) -> float:
     return float((1.0 + beta**2 + 2.0 * beta * query_feedback_cosine) ** 0.5)
 
 
-def feedback_cosine(query_cosine: float, feedback_cosine: float, norm: float, beta: float) -> float:
-    """The cosine of a unit vector x with the moved query ``q + β·f``:
-    ``(cos(q, x) + β × cos(f, x)) ÷ ‖q + β·f‖`` — a dot product is linear, so the
-    moved query's cosine is made of two cosines a breakdown can print."""
-    if norm <= 0:
-        return query_cosine
-    return (query_cosine + beta * feedback_cosine) / norm
+def feedback_cosine(pairs: Sequence[tuple[float, float]], norm: float, beta: float) -> float:
+    """The moved query ``q + β·f``'s best cosine among unit vectors x, each given as
+    ``(cos(q, x), cos(f, x))``: ``max(cos(q, x) + β × cos(f, x)) ÷ ‖q + β·f‖`` — a
+    dot product is linear, so the moved query's cosine is made of two cosines a
+    breakdown can print."""
+    best = max(qx + beta * fx for qx, fx in pairs)
+    return best / norm if norm > 0 else best
 
 
 def minmax_normalize(values: Sequence[float]) -> list[float]:

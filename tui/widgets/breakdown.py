@@ -38,14 +38,18 @@ def _calibrated_vector(c: Candidate) -> str:
         # moved cosines, each on a line of its own (80 columns)
         path, first, last = c.feedback_from
         where = (
-            f"best {unit} cos {ex.fmt(c.line_cosine or 0.0)}, chunk cos {chunk}; "
+            f"best {unit} cosine {ex.fmt(c.line_cosine or 0.0)}, chunk cosine {chunk}"
             if unit is not None
-            else f"chunk cos {chunk} (no line vectors); "
+            else f"chunk cosine {chunk} (no line vectors)"
         )
         norm = ex.feedback_line(c)
-        shown = [f"‖q+βf‖ {norm}" if norm else None, ex.moved_step(c), line]
-        body = "\n       ".join(str(x) for x in shown if x is not None)
-        return f"{where}query moved toward {location(path, first, last)}:\n       {body}"
+        shown = [
+            f"query moved toward {location(path, first, last)}:",
+            f"‖q+βf‖ {norm}" if norm else None,
+            ex.moved_step(c),
+            line,
+        ]
+        return "\n       ".join([where, *(str(x) for x in shown if x is not None)])
     where = (
         f"best {unit} cosine {ex.fmt(c.line_cosine or 0.0)} (chunk cosine {chunk})"
         if unit is not None
