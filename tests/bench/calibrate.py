@@ -346,7 +346,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lines", default="max", help="line aggregations for --kappas")
     ap.add_argument("--weights", default="0.7", help="vector weights for --kappas")
     ap.add_argument("--cos", default="0:1", help="cosine calibrations for --kappas, e.g. 0:0.7")
-    ap.add_argument("--feedback", help="a grid of the feedback's β × --gates instead, e.g. 0,0.3")
+    ap.add_argument(
+        "--feedback", help="the feedback's β × --gates (× the --kappas grid), e.g. 0,0.3"
+    )
     ap.add_argument("--gates", default=str(scoring.FEEDBACK_GATE), help="gates for --feedback")
     ap.add_argument(
         "--cranfield", action="store_true", help="also each variant's Cranfield nDCG@10 (a check)"
@@ -372,9 +374,10 @@ def main(argv: list[str] | None = None) -> None:
             for w in args.weights.split(",")
             for cos in args.cos.split(",")
         ]
-    if args.feedback:
+    if args.feedback:  # each variant of --kappas (else the default) × β × gate
         variants = [
-            Variant(feedback=float(b), gate=float(g))
+            dataclasses.replace(v, feedback=float(b), gate=float(g))
+            for v in (variants if args.kappas else [Variant()])
             for b in args.feedback.split(",")
             for g in args.gates.split(",")
         ]
