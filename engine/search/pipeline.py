@@ -923,16 +923,20 @@ def feed_back(
     qf = quantize(float(f @ q))
     norm = quantize(scoring.feedback_norm(qf, beta))
     origin = (top.path, top.start_line, top.end_line)
-    # every candidate's units in one product with (q, f): one BLAS call, not two a chunk
-    with_units = [c.chunk_id for c in cands if c.chunk_id in retrieval.units]
-    mats = [retrieval.units[cid].matrix for cid in with_units]
-    sims = np.concatenate(mats) @ np.stack([q, f], axis=1) if mats else np.zeros((0, 2))
-    moved_sims = sims[:, 0] + beta * sims[:, 1]
-    starts = dict(
-        zip(with_units, np.cumsum([0] + [m.shape[0] for m in mats]).tolist(), strict=False)
+    units = [retrieval.units.get(c.chunk_id) for c in cands]
+    best = iter(_moved_best_units([u.matrix for u in units if u is not None], q, f, beta))
+    vectors = [retrieval.chunk_vectors.get(c.chunk_id) for c in cands]
+    scored = [
+        v is not None and v.shape == f.shape and c.vector_score is not None
+        for c, v in zip(cands, vectors, strict=True)
+    ]
+    chunk_f = iter(
+        (np.stack([v for v, ok in zip(vectors, scored, strict=True) if ok]) @ f).tolist()
+        if any(scored)
+        else []
     )
     out = []
-    for c in cands:
+    for c, u, ok in zip(cands, units, scored, strict=True):
         moved = c.evolve(
             feedback_from=origin,
             feedback_weight=beta,
@@ -940,23 +944,39 @@ def feed_back(
             feedback_norm=norm,
         )
         pairs: list[tuple[float, float]] = []  # (cos(q, x), cos(f, x)): unit, chunk
-        units = retrieval.units.get(c.chunk_id)
-        if units is not None:
-            at = starts[c.chunk_id]
-            i = int(np.argmax(moved_sims[at : at + units.matrix.shape[0]]))
-            moved.best_line, moved.best_line_end = units.first_lines[i], units.last_lines[i]
-            moved.line_cosine = quantize(float(sims[at + i, 0]))
-            moved.feedback_line_cosine = quantize(float(sims[at + i, 1]))
+        if u is not None:
+            i, qu, fu = next(best)
+            moved.best_line, moved.best_line_end = u.first_lines[i], u.last_lines[i]
+            moved.line_cosine, moved.feedback_line_cosine = quantize(qu), quantize(fu)
             pairs.append((moved.line_cosine, moved.feedback_line_cosine))
-        vec = retrieval.chunk_vectors.get(c.chunk_id)
-        if c.vector_score is not None and vec is not None and vec.shape == f.shape:
-            moved.feedback_chunk_cosine = quantize(float(vec @ f))
+        if ok and c.vector_score is not None:
+            moved.feedback_chunk_cosine = quantize(next(chunk_f))
             pairs.append((c.vector_score, moved.feedback_chunk_cosine))
         if pairs:
             moved.vector_input = quantize(scoring.feedback_cosine(pairs, norm, beta))
         out.append(moved)
     _fuse_own(out, plan, options)  # ``out`` holds this stage's own copies
     return out
+
+
+def _moved_best_units(
+    mats: list[np.ndarray], q: np.ndarray, f: np.ndarray, beta: float
+) -> list[tuple[int, float, float]]:
+    """Per unit matrix: (index, cos(q, u), cos(f, u)) of its unit u maximising
+    ``cos(q, u) + β·cos(f, u)`` (the first of equals) — every chunk's units in
+    one product with (q, f) instead of two small ones per chunk."""
+    if not mats:
+        return []
+    lengths = [m.shape[0] for m in mats]
+    starts = np.cumsum([0, *lengths[:-1]])
+    sims = np.concatenate(mats) @ np.stack([q, f], axis=1)
+    moved = np.nan_to_num(sims[:, 0] + beta * sims[:, 1], nan=-np.inf)
+    tops = np.maximum.reduceat(moved, starts)
+    at_top = np.flatnonzero(moved == np.repeat(tops, lengths))
+    rows = at_top[np.searchsorted(at_top, starts)]  # each chunk's first best row
+    return list(
+        zip((rows - starts).tolist(), sims[rows, 0].tolist(), sims[rows, 1].tolist(), strict=True)
+    )
 
 
 def apply_decay(
