@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import json
 import pickle
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -320,6 +321,34 @@ def measure_cranfield(
     return total / len(samples)
 
 
+def time_rank(samples: dict[int, tuple[list[Sample], Any]], options: SearchOptions) -> None:
+    """Milliseconds per ``rank`` of each question's retrieval (the default's
+    candidates), with and without the feedback, alternated three times."""
+    retrievals = [
+        (shaped(s, Variant()), today)
+        for conv_samples, today in samples.values()
+        for s in conv_samples
+        if s.kind == "question"
+    ]
+    rows = []
+    for round_ in range(1, 4):
+        for name, opts in (
+            ("feedback (default)", options),
+            ("no feedback", options.with_(feedback_weight=0.0)),
+        ):
+            ms = []
+            for r, today in retrievals:
+                t0 = time.perf_counter()
+                rank(r, opts, today)
+                ms.append((time.perf_counter() - t0) * 1000)
+            ms.sort()
+            rows.append([f"{name}, round {round_}", ms[len(ms) // 2], ms[int(0.95 * len(ms))]])
+    table = common.table(
+        ["rank()", "p50 ms", "p95 ms"], rows, title=f"rank() of {len(retrievals)} questions"
+    )
+    common.write_results("calibrate_rank_time", {"table": table})
+
+
 def grid() -> list[Variant]:
     """The directions measured (README "Benchmarks", "What was measured")."""
     now = Variant()
@@ -354,6 +383,9 @@ def main(argv: list[str] | None = None) -> None:
         "--cranfield", action="store_true", help="also each variant's Cranfield nDCG@10 (a check)"
     )
     ap.add_argument("--no-locomo", action="store_true", help="only Cranfield (with --cranfield)")
+    ap.add_argument(
+        "--time-rank", action="store_true", help="time rank() with and without the feedback"
+    )
     args = ap.parse_args(argv)
     convs = locomo.parse_convs("5-9" if args.holdout else args.convs)
     data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
@@ -387,6 +419,10 @@ def main(argv: list[str] | None = None) -> None:
     }
     cran = {t: collect_cranfield(provider, t) for t in tokenizers} if args.cranfield else {}
     options = common.default_options()
+    if args.time_rank:
+        time_rank(by_tok[tokenizers[0]], options)
+        provider.close()
+        return
     rows = []
     headers = ["variant"]
     if not args.no_locomo:
