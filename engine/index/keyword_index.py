@@ -75,7 +75,6 @@ create table if not exists kw_lengths (page integer primary key, dls blob not nu
 # -- encoding -------------------------------------------------------------------------------
 _WIDTHS: dict[int, type[np.unsignedinteger]] = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
-
 def _pack(values: np.ndarray) -> bytes:
     """Non-negative integers, zlib'd in the narrowest of 16/32/64 bits (first byte)."""
     top = int(values.max()) if len(values) else 0
@@ -337,7 +336,9 @@ class KeywordIndex:
         return len(self.postings(term, self._generation())[0])
 
     # -- ranking -------------------------------------------------------------------------
-    def top_k(self, words: Sequence[str], k: int, *, require_all: bool, state: object) -> TopK:
+    def top_k(
+        self, words: Sequence[str], k: int, *, require_all: bool, state: object
+    ) -> TopK:
         """FTS5's ``"w1" AND/OR "w2" … ORDER BY rank LIMIT k`` (ties by row id)."""
         phrases = self.phrases(words)
         if phrases is None:

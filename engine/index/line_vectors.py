@@ -107,7 +107,7 @@ def unit_bounds(chunk_hash: str, text: str) -> tuple[int, ...]:
     """The (first, last) line offsets of :func:`unit_spans` of ``text``, flattened,
     remembered by the chunk's content hash (a sha256 of the text, the key of its
     line vectors too): a search ranks ~50 candidates, and splitting each into units
-    again per query cost more than the rest of ``best_lines``."""
+    again per query cost more than the rest of ``chunk_units``."""
     got = _BOUNDS.get(chunk_hash)
     if got is None:
         got = tuple(offset for first, last, _ in unit_spans(text) for offset in (first, last))
@@ -241,16 +241,3 @@ def chunk_units(
             mat, tuple(first + b for b in bounds[0::2]), tuple(first + b for b in bounds[1::2])
         )
     return out
-
-
-def best_lines(
-    store: Store,
-    provider: EmbeddingProvider,
-    query_vector: np.ndarray,
-    chunks: dict[int, tuple[str, str, int]],
-    mats: Mapping[str, np.ndarray] | None = None,
-) -> dict[int, UnitHit]:
-    """chunk id → (first file line, cosine, last file line) of its unit most similar
-    to the query (see :func:`chunk_units` for ``chunks`` and ``mats``)."""
-    units = chunk_units(store, provider, query_vector.shape[0], chunks, mats)
-    return {cid: u.best(query_vector) for cid, u in units.items()}

@@ -52,8 +52,7 @@ def table_tokenizer(create_sql: str) -> str:
 #: full reindex (``indexer.copy_into``).
 PAGE_SIZE = 16384
 
-_SCHEMA = (
-    """
+_SCHEMA = """
 create table if not exists meta (key text primary key, value text not null);
 create table if not exists files (
     path text primary key, source text not null, hash text not null,
@@ -81,9 +80,7 @@ create table if not exists line_vectors (
     lines integer not null, vectors blob not null,
     primary key (chunk_hash, model)
 );
-"""
-    + keyword_index.SCHEMA
-)
+""" + keyword_index.SCHEMA
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,7 +495,9 @@ class Store:
             return
         kw = self.keyword_index()
         if kw is None:
-            self.db.execute("update meta set value = '' where key = ?", (keyword_index.META_KEY,))
+            self.db.execute(
+                "update meta set value = '' where key = ?", (keyword_index.META_KEY,)
+            )
             return
         kw.follow(removed, added)
 

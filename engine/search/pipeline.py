@@ -608,9 +608,9 @@ class _QueryLane:
 
     def __init__(self) -> None:
         self.pid = os.getpid()
-        self._jobs: queue.SimpleQueue[tuple[Future[tuple[np.ndarray, float]], QueryRest, float]] = (
-            queue.SimpleQueue()
-        )
+        self._jobs: queue.SimpleQueue[
+            tuple[Future[tuple[np.ndarray, float]], QueryRest, float]
+        ] = queue.SimpleQueue()
         threading.Thread(target=self._run, name="memdeck-query-embed", daemon=True).start()
 
     @classmethod
@@ -925,16 +925,14 @@ def feed_back(
     origin = (top.path, top.start_line, top.end_line)
     units = [retrieval.units.get(c.chunk_id) for c in cands]
     best = iter(_moved_best_units([u.matrix for u in units if u is not None], q, f, beta))
-    vectors = [retrieval.chunk_vectors.get(c.chunk_id) for c in cands]
-    scored = [
-        v is not None and v.shape == f.shape and c.vector_score is not None
-        for c, v in zip(cands, vectors, strict=True)
-    ]
-    chunk_f = iter(
-        (np.stack([v for v, ok in zip(vectors, scored, strict=True) if ok]) @ f).tolist()
-        if any(scored)
-        else []
-    )
+    scored: list[bool] = []  # the chunk's own vector takes part too
+    chunk_vectors: list[np.ndarray] = []
+    for c in cands:
+        v = retrieval.chunk_vectors.get(c.chunk_id)
+        scored.append(v is not None and v.shape == f.shape and c.vector_score is not None)
+        if v is not None and scored[-1]:
+            chunk_vectors.append(v)
+    chunk_f = iter((np.stack(chunk_vectors) @ f).tolist() if chunk_vectors else [])
     out = []
     for c, u, ok in zip(cands, units, scored, strict=True):
         moved = c.evolve(
