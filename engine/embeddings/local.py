@@ -214,19 +214,22 @@ class LocalProvider:
     def token_ids(self, text: str) -> list[int]:
         """The ids llama.cpp feeds the model for ``text`` ([CLS] … [SEP], truncated)."""
         with self._lock:
-            llm = self._ensure_loaded()
-            ids = llm.tokenize(text.encode("utf-8"), add_bos=True, special=False)
-        return list(ids[: self.n_ctx])
+            ids = _tokens(self._ensure_loaded(), text)
+        return ids[: self.n_ctx]
 
     def _embed(self, texts: Sequence[str], *, threads: int | None = None) -> np.ndarray:
         want = min(self.n_threads, threads or self.n_threads)
         with self._lock:
             llm = self._ensure_loaded()
-            if want != self._threads_now:
-                llm._ctx.set_n_threads(want, want)
-                self._threads_now = want
+            self._use_threads(llm, want)
             raw = self._embed_locked(llm, texts)
         return normalize_rows(raw)
+
+    def _use_threads(self, llm: Llama, n: int) -> None:
+        """Run the context on ``n`` threads from now on (the caller holds the lock)."""
+        if n != self._threads_now:
+            llm._ctx.set_n_threads(n, n)
+            self._threads_now = n
 
     @staticmethod
     def _embed_locked(llm: Llama, texts: Sequence[str]) -> np.ndarray:
@@ -280,9 +283,7 @@ class LocalProvider:
             llm = self._ensure_loaded()
             if tokens is None:
                 tokens = _tokens(llm, text)
-            if self._threads_now != QUERY_THREADS:
-                llm._ctx.set_n_threads(QUERY_THREADS, QUERY_THREADS)
-                self._threads_now = QUERY_THREADS
+            self._use_threads(llm, QUERY_THREADS)
             assert self._dims is not None  # set by _ensure_loaded
             try:
                 raw = _pooled_embedding(llm, tokens, self._dims)

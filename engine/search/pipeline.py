@@ -123,6 +123,8 @@ class Retrieval:
     fts_hits: list[tuple[int, float]]  # (chunk id, bm25 rank), best first
     vector_hits: list[tuple[int, float]]  # (chunk id, cosine), best first
     rows: dict[int, ChunkRow]
+    #: the candidates' stored vectors, when a ranking may need them: MMR by
+    #: cosine, and the calibrated fusion's feedback (every hybrid retrieval)
     vectors: dict[int, np.ndarray]
     file_mtimes: dict[str, float]
     fts_available: bool
@@ -144,10 +146,9 @@ class Retrieval:
     line_hits: dict[int, UnitHit] = field(default_factory=dict)
     query_idf_sum: float = 0.0
     #: hybrid only: what the calibrated fusion's feedback (``feed_back``) scores the
-    #: vector side again with — the query vector, every candidate's stored vector
-    #: and its unit vectors
+    #: vector side again with, beside ``vectors`` — the query vector and every
+    #: candidate's unit vectors
     query_vector: np.ndarray | None = None
-    chunk_vectors: dict[int, np.ndarray] = field(default_factory=dict)
     units: dict[int, ChunkUnits] = field(default_factory=dict)
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
@@ -445,7 +446,10 @@ def retrieve(
         )
         line_hits = {cid: u.best(qvec) for cid, u in units.items()}
         vec_extra += time.perf_counter() - tl
-    vectors = data.vectors_of(ids) if options.mmr_similarity == "cosine" and vector_hits else {}
+    keep_vectors = (complete and qvec is not None) or (
+        options.mmr_similarity == "cosine" and bool(vector_hits)
+    )
+    vectors = data.vectors_of(ids) if keep_vectors else {}
     paths = {r.path for r in rows.values()}
     mtimes = {p: data.mtimes[p] for p in sorted(paths) if p in data.mtimes}
     return Retrieval(
@@ -469,7 +473,6 @@ def retrieve(
         line_hits=line_hits,
         query_idf_sum=idf_sum,
         query_vector=qvec if complete else None,
-        chunk_vectors=data.vectors_of(ids) if complete and qvec is not None else {},
         units=units,
     )
 
@@ -916,7 +919,7 @@ def feed_back(
     if plan.fusion != "calibrated" or not beta > 0 or q is None or not cands:
         return cands
     top = min(cands, key=_order_key)
-    f = retrieval.chunk_vectors.get(top.chunk_id)
+    f = retrieval.vectors.get(top.chunk_id)
     if top.score < scoring.FEEDBACK_GATE or f is None or f.shape != q.shape:
         return cands
     quantize = scoring.quantize
@@ -928,7 +931,7 @@ def feed_back(
     scored: list[bool] = []  # the chunk's own vector takes part too
     chunk_vectors: list[np.ndarray] = []
     for c in cands:
-        v = retrieval.chunk_vectors.get(c.chunk_id)
+        v = retrieval.vectors.get(c.chunk_id)
         scored.append(v is not None and v.shape == f.shape and c.vector_score is not None)
         if v is not None and scored[-1]:
             chunk_vectors.append(v)

@@ -42,7 +42,7 @@ from engine.search.pipeline import Retrieval, SearchOptions, rank, retrieve
 from tests.bench import common, cranfield, locomo, offtopic
 
 #: bump when what ``collect`` stores changes
-FORMAT = 5
+FORMAT = 6
 #: candidates per side fetched once; smaller counts are prefixes (``common.truncate``)
 MAX_MULTIPLIER = 8
 
@@ -136,8 +136,8 @@ def _samples(
     for kind, text, evidence, qid in queries:
         r = retrieve(store, remembered, text, base)  # type: ignore[arg-type]
         all_units.update(r.units)
-        all_vectors.update(r.chunk_vectors)
-        r = dataclasses.replace(r, units={}, chunk_vectors={})
+        all_vectors.update(r.vectors)
+        r = dataclasses.replace(r, units={}, vectors={})
         qvec = remembered.embed_query(text)
         hashes = store.chunk_hashes(list(r.rows))
         mats = store.line_vectors(list(hashes.values()), key)
@@ -153,7 +153,6 @@ def _samples(
                 (row.start_line + units[i][0], float(sims[i]), row.start_line + units[i][1])
                 for i in order[:4]
             ]
-        r.vectors = {}
         samples.append(Sample(kind, evidence, r, lines, qid, all_units, all_vectors))
     return samples
 
@@ -250,8 +249,8 @@ def shaped(s: Sample, v: Variant, max_results: int = locomo.K) -> Retrieval:
     only the chunks' vectors are given to it)."""
     r = common.truncate(s.retrieval, max_results * v.multiplier)
     if v.lines == "max":
-        return dataclasses.replace(r, units=s.units, chunk_vectors=s.vectors)
-    r = dataclasses.replace(r, chunk_vectors=s.vectors)
+        return dataclasses.replace(r, units=s.units, vectors=s.vectors)
+    r = dataclasses.replace(r, vectors=s.vectors)
     hits: dict[int, UnitHit] = {}
     for cid, best in s.lines.items():
         first, _, last = best[0]

@@ -200,7 +200,7 @@ def _feedback_retrieval(top_cosine: float) -> Retrieval:
     return dataclasses.replace(
         r,
         query_vector=np.array([1.0, 0.0, 0.0]),
-        chunk_vectors=vectors,
+        vectors=vectors,
         units={2: ChunkUnits(lines, (5, 6), (5, 6))},
     )
 
