@@ -589,13 +589,7 @@ def _embed_in_background(
         return future
 
     def run() -> None:
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            vec = provider.embed_query(query)  # type: ignore[union-attr]
-            future.set_result(_checked_vector(vec, t0))
-        except BaseException as exc:  # handed to the waiting search
-            future.set_exception(exc)
+        _fulfil(future, lambda: provider.embed_query(query), t0)  # type: ignore[union-attr]
 
     threading.Thread(target=run, name="memdeck-query-embed", daemon=True).start()
     return future
@@ -630,13 +624,17 @@ class _QueryLane:
 
     def _run(self) -> None:
         while True:
-            future, rest, t0 = self._jobs.get()
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(_checked_vector(rest(), t0))
-            except BaseException as exc:  # handed to the waiting search
-                future.set_exception(exc)
+            _fulfil(*self._jobs.get())
+
+
+def _fulfil(future: Future[tuple[np.ndarray, float]], embed: QueryRest, t0: float) -> None:
+    """Run ``embed`` for ``future`` unless its search gave up (cancelled) first."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        future.set_result(_checked_vector(embed(), t0))
+    except BaseException as exc:  # handed to the waiting search
+        future.set_exception(exc)
 
 
 def _checked_vector(vec: np.ndarray, t0: float) -> tuple[np.ndarray, float]:
