@@ -15,11 +15,10 @@ import os
 import shutil
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from engine import __version__
 from engine.config.settings import Settings
@@ -28,24 +27,18 @@ from engine.embeddings.factory import ProviderChoice, create_provider
 from engine.embeddings.fallback import ProviderSwitched
 from engine.embeddings.multimodal import multimodal_scope
 from engine.events import EventBus, SearchTimed, SyncDone, SyncFailed, SyncProgress
+from engine.index.backends import SqliteBackend, StoreBackend, choose_backend
 from engine.index.db import BusyIndexError, CorruptIndexError, DatabaseError
+from engine.index.index_store import IndexStore
 from engine.index.indexer import (
     Indexer,
     SourceFile,
-    SyncCancelled,
-    clean_debris,
-    copy_into,
-    finalize_for_swap,
     index_fingerprint,
     media_source_files,
     memory_source_files,
-    temp_index_path,
 )
-from engine.index.lock import IndexLocked, writer_lock
-from engine.index.pg_backend import PgSelection, load_store_backend
+from engine.index.lock import IndexLocked
 from engine.index.store import FileRecord, Store
-from engine.memory.recall import carry_over as carry_recall
-from engine.search.openclaw_profile import OpenClawOutcome
 from engine.search.pipeline import (
     VEC_DAMAGED,
     Retrieval,
@@ -54,6 +47,7 @@ from engine.search.pipeline import (
     rank,
     retrieve,
 )
+from engine.searchers import OpenClawSearcher, Searcher, choose_searcher
 from engine.status import EngineStatus, MultimodalScope, SyncSummary, WriteProblem
 from engine.workspace.files import Workspace
 
@@ -109,10 +103,6 @@ def diagnose_index(path: Path, exc: BaseException) -> WriteProblem:
     return WriteProblem("cannot open", f"cannot open the index {path}: {why}")
 
 
-if TYPE_CHECKING:
-    from engine.search.openclaw_runner import OpenClawRunner
-
-
 @dataclass
 class SyncState:
     running: bool = False
@@ -137,7 +127,6 @@ class Engine:
         #: never-built index is an empty in-memory one) and never ask a remote
         #: provider for its size; ``sync`` is refused.
         self.read_only = read_only
-        self._openclaw: OpenClawRunner | None = None
         self._trust_index_dims = True  # until a forced rebuild re-learns the size
         self.settings = settings
         self.ms = settings.memory_search
@@ -186,18 +175,51 @@ class Engine:
 
             self.qmd = QmdBackend(settings, self.workspace, env=env)
         #: store.backend = "postgres" (memdeck's settings.json or $MEMDECK_STORE_BACKEND)
-        self.pg: PgSelection | None = load_store_backend(env)
+        #: the SQLite file or the PostgreSQL namespace (``store.backend``), chosen once
+        self.backend: StoreBackend = choose_backend(
+            env,
+            settings.agent_id,
+            self.index_path,
+            lambda path, snapshot: self._new_store(path, snapshot=snapshot),
+        )
         if not read_only:
             self.index_path.parent.mkdir(parents=True, exist_ok=True)
-        self.store = self._open_store()
-        self._store_key = self._key_of(self.store)
+        self.store: IndexStore = self._open_store()
+        self._store_key = self.backend.identity(self.store)
         self.debris_removed = (
-            [] if read_only or self.store.snapshot or self.pg else self._clean_debris()
+            []
+            if read_only or self.store.snapshot or not self.backend.local_file
+            else self._clean_debris()
         )
+        #: who answers memory_search (memdeck's ranking, the openclaw profile or qmd),
+        #: chosen once; ``searcher_for`` gives another for one call's ``--backend``
+        self._searchers: dict[tuple[str | None, str | None], Searcher] = {
+            (None, None): choose_searcher(self)
+        }
+
+    @property
+    def searcher(self) -> Searcher:
+        return self._searchers[None, None]
+
+    def searcher_for(self, backend: str | None = None, profile: str | None = None) -> Searcher:
+        """The searcher for one call: ``backend`` ("qmd" or "builtin") overrides
+        ``memory.backend``, ``profile`` the ranking profile (each kept for reuse:
+        the openclaw profile's index lives in its searcher)."""
+        key = (backend, profile)
+        if key not in self._searchers:
+            self._searchers[key] = choose_searcher(self, backend, profile)
+        return self._searchers[key]
+
+    def openclaw_searcher(self) -> OpenClawSearcher:
+        """OpenClaw 2026.9.6's ranking for this workspace, whatever the profile
+        (the app's side-by-side comparison)."""
+        searcher = self.searcher_for(profile="openclaw")
+        assert isinstance(searcher, OpenClawSearcher)
+        return searcher
 
     # -- store lifecycle -------------------------------------------------------
     @contextlib.contextmanager
-    def pinned_store(self) -> Iterator[Store]:
+    def pinned_store(self) -> Iterator[IndexStore]:
         """The current store, held so a full reindex cannot swap it out until the block ends.
 
         Writers outside the engine (recall events, dreaming) use it so a row lands
@@ -217,12 +239,10 @@ class Engine:
             fts_tokenizer=st.fts_tokenizer,
         )
 
-    def _open_store(self) -> Store:
-        if self.pg is not None:
-            from engine.index.pg_backend import open_pg_store
-
+    def _open_store(self) -> IndexStore:
+        if not self.backend.local_file:
             try:
-                return open_pg_store(self.pg, self.settings.agent_id)  # type: ignore[return-value]
+                return self.backend.open()
             except DatabaseError as exc:  # the message masks the DSN's password
                 raise IndexUnavailable(str(exc)) from exc
         if self.read_only and not self.index_path.exists():
@@ -251,21 +271,6 @@ class Engine:
         self.snapshot_reason = problem
         return store
 
-    def _key_of(self, store: Store) -> tuple[object, ...]:
-        """Which index file ``store`` is (inode) and which build of it (full reindexes)."""
-        if self.pg is not None:  # the PostgreSQL store follows the live space by itself
-            return ("postgres",)
-        try:
-            st = os.stat(self.index_path)
-            ident: tuple[int, int] | None = (st.st_dev, st.st_ino)
-        except OSError:
-            ident = None
-        try:
-            build = store.get_meta("build")
-        except DatabaseError:
-            build = None
-        return ident, build
-
     def refresh_store(self) -> bool:
         """Reopen the store if another process rebuilt, replaced or deleted the index.
 
@@ -276,12 +281,12 @@ class Engine:
         process) must be reopened by path. Cheap: one ``stat`` and one query.
         """
         with self._swap_lock:
-            key = self._key_of(self.store)
+            key = self.backend.identity(self.store)
             if key == self._store_key:
                 return False
             self.store.close()
             self.store = self._open_store()
-            self._store_key = self._key_of(self.store)
+            self._store_key = self.backend.identity(self.store)
             if self.store.get_meta("fingerprint") is None:
                 self.state.dirty = True  # the index is gone: it needs building again
             return True
@@ -290,22 +295,14 @@ class Engine:
     def _writer(self, timeout: float, cancel: threading.Event | None = None) -> Iterator[None]:
         """The index's writer lock; if its last holder died holding it, the index
         is checked first (see ``_check_after_crash``)."""
-        with writer_lock(self.index_path, timeout=timeout, cancel=cancel) as grant:
+        with self.backend.writer(self.store, timeout, cancel) as grant:
             if grant.died_holding is not None:
                 self._check_after_crash(grant.died_holding)
             yield
 
     def quick_check(self) -> str:
-        """``pragma quick_check`` of the live index: "ok", or what is damaged.
-
-        Reads every page once (``integrity_check`` also cross-checks indexes, which
-        costs several times more) and never raises: a file too damaged to answer
-        is reported as such."""
-        try:
-            rows = self.store.db.execute("pragma quick_check")
-        except DatabaseError as exc:
-            return f"quick_check failed: {exc}"
-        return "; ".join(str(r[0]) for r in rows[:5]) or "quick_check returned nothing"
+        """A cheap check of the live index: "ok", or what is damaged; never raises."""
+        return self.store.quick_check()
 
     def _check_after_crash(self, pid: int) -> None:
         """The writer before us (``pid``) died while writing: its transaction was
@@ -321,7 +318,7 @@ class Engine:
             with self._swap_lock:
                 self.store.close()
                 self.store = self._recover_corrupt(f"{why}; quick_check: {found}")
-                self._store_key = self._key_of(self.store)
+                self._store_key = self.backend.identity(self.store)
             self.integrity_check = f"{why}: index damaged ({found}), rebuilt from the Markdown"
             return
         vec_ok = self.store.vec_table_consistent()
@@ -336,12 +333,12 @@ class Engine:
 
         Also the moment a crash is noticed: taking the writer lock tells whether its
         last holder died holding it, and if so the index is checked."""
+        assert isinstance(self.backend, SqliteBackend)
         try:
             with self._writer(timeout=0):
-                salvage = self.store.copy_cache_from
-                return clean_debris(self.index_path, assume_dead=True, salvage=salvage)
+                return self.backend.clean_debris(self.store, assume_dead=True)
         except IndexLocked:  # a writer is busy: only remove files of dead processes
-            return clean_debris(self.index_path, salvage=self.store.copy_cache_from)
+            return self.backend.clean_debris(self.store, assume_dead=False)
         except OSError:  # the lock file cannot be written (full disk): clean up next time
             return []
 
@@ -416,7 +413,7 @@ class Engine:
     def needs_full_reindex(self) -> bool:
         return self.store.fingerprint() != self.fingerprint()
 
-    def _search_provider(self) -> EmbeddingProvider | None:
+    def search_provider(self) -> EmbeddingProvider | None:
         """The provider for the query vector, unless the index holds another vector
         space (a fallback switch or a provider change not yet reindexed): comparing
         across spaces is meaningless, so such a search is keyword-only until then."""
@@ -505,7 +502,7 @@ class Engine:
                 fresh = self._new_store(self.index_path)  # raises while still unwritable
                 self.store.close()
                 self.store = fresh
-                self._store_key = self._key_of(fresh)
+                self._store_key = self.backend.identity(fresh)
                 self.snapshot_reason = None
         if force:
             # A rebuild on request re-learns a remote endpoint's size instead of
@@ -517,10 +514,7 @@ class Engine:
                 self._fingerprint = None
         if self.qmd is not None:
             self.qmd.start()  # idempotent: qmd's boot refresh and schedule, outside our locks
-        if self.pg is not None:  # one writer per namespace across machines
-            lock = self.store.writer_lock(self.lock_timeout)  # type: ignore[attr-defined]
-        else:
-            lock = self._writer(timeout=self.lock_timeout, cancel=cancel)
+        lock = self._writer(timeout=self.lock_timeout, cancel=cancel)
         with self._sync_lock, lock:
             self.state.running = True
             try:
@@ -566,10 +560,10 @@ class Engine:
             with self._swap_lock:
                 self.store.close()
                 self.store = self._recover_corrupt(str(exc))
-                self._store_key = self._key_of(self.store)
+                self._store_key = self.backend.identity(self.store)
             return self._full_reindex(fp, reason, cancel)
 
-    def _indexer(self, store: Store, cancel: threading.Event | None) -> Indexer:
+    def _indexer(self, store: IndexStore, cancel: threading.Event | None) -> Indexer:
         # sqlite-vec's copy of the vectors is built at the end of a sync when this
         # engine searches through it (else only past the numpy budget)
         store.vec_requested = self.vector_path == "sqlite-vec"
@@ -578,63 +572,27 @@ class Engine:
     def _full_reindex(
         self, fp: dict[str, Any], reason: str, cancel: threading.Event | None
     ) -> SyncDone:
-        """Build the whole index in a temp file, then copy it in with one transaction.
-
-        Called under the writer lock, so every other temp file is debris of a
-        killed build: its embedding cache is salvaged first, which is how a
-        killed reindex resumes instead of re-embedding everything.
-        """
+        """Build the whole index apart, then make it the live one in one step
+        (``StoreBackend.rebuild``: a temp file copied in, or a new generation)."""
         started = time.perf_counter()
-        if self.pg is not None:
-            return self._full_reindex_pg(fp, reason, cancel, started)
-        clean_debris(self.index_path, assume_dead=True, salvage=self.store.copy_cache_from)
-        tmp = temp_index_path(self.index_path)
-        new = self._new_store(tmp)
-        try:
-            new.copy_cache_from(self.index_path)
-            done = self._indexer(new, cancel).sync(
-                self.source_files(), reason=reason, full=True, publish_done=False
-            )
-            new.set_fingerprint(fp)
-            new.set_meta("build", uuid.uuid4().hex)
-            finalize_for_swap(new)
-            if cancel is not None and cancel.is_set():
-                raise SyncCancelled("sync cancelled")
-            total = done.files_indexed
-            self.bus.publish(SyncProgress(phase="swap", files_done=0, files_total=total))
-            carry_recall(self.store, tmp)  # recall history outlives the rebuild
-            copy_into(tmp, self.index_path, self.store.db.binding, live=self.store.db)
-        finally:
-            new.close()
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                with contextlib.suppress(FileNotFoundError):
-                    Path(str(tmp) + suffix).unlink()
-        with self._swap_lock:
-            self.store.close()
-            self.store = self._new_store(self.index_path)
-            self._store_key = self._key_of(self.store)
-        done = dataclasses.replace(done, duration=time.perf_counter() - started, at=time.time())
-        self.bus.publish(SyncProgress(phase="swap", files_done=total, files_total=total))
-        self.bus.publish(done)
-        return done
 
-    def _full_reindex_pg(
-        self, fp: dict[str, Any], reason: str, cancel: threading.Event | None, started: float
-    ) -> SyncDone:
-        """A new generation of the namespace, then one switch (``pg_backend``)."""
-        from engine.index.pg_backend import full_reindex
-
-        def build(new: Any) -> SyncDone:
+        def build(new: IndexStore) -> SyncDone:
             return self._indexer(new, cancel).sync(
                 self.source_files(), reason=reason, full=True, publish_done=False
             )
 
-        done: SyncDone = full_reindex(
-            self.store,  # type: ignore[arg-type]
-            build,
-            fp,
-            lambda: cancel is not None and cancel.is_set(),
+        def before_swap(done: SyncDone) -> None:
+            total = done.files_indexed
+            self.bus.publish(SyncProgress(phase="swap", files_done=0, files_total=total))
+
+        done, live = self.backend.rebuild(
+            self.store, build, fp, lambda: cancel is not None and cancel.is_set(), before_swap
         )
+        if live is not self.store:
+            with self._swap_lock:
+                self.store.close()
+                self.store = live
+                self._store_key = self.backend.identity(self.store)
         done = dataclasses.replace(done, duration=time.perf_counter() - started, at=time.time())
         total = done.files_indexed
         self.bus.publish(SyncProgress(phase="swap", files_done=total, files_total=total))
@@ -643,7 +601,7 @@ class Engine:
 
     def index_exists(self) -> bool:
         """The index file exists (always true for the PostgreSQL store)."""
-        return self.pg is not None or self.index_path.exists()
+        return self.backend.exists()
 
     def mark_dirty(self) -> None:
         self.state.dirty = True
@@ -676,7 +634,7 @@ class Engine:
             else:
                 return self._search_while_building(query, options, today)
         t0 = time.perf_counter()
-        repairable = not (self.read_only or self.store.snapshot or self.pg is not None)
+        repairable = not (self.read_only or self.store.snapshot or not self.backend.local_file)
         try:
             retrieval = self._retrieve(query, options)
         except BusyIndexError:
@@ -712,7 +670,7 @@ class Engine:
         with self._swap_lock:
             return retrieve(
                 self.store,
-                self._search_provider(),
+                self.search_provider(),
                 query,
                 options,
                 vector_path=self.vector_path,
@@ -741,39 +699,13 @@ class Engine:
                 with self._swap_lock:
                     self.store.close()
                     self.store = self._recover_corrupt(detail)
-                    self._store_key = self._key_of(self.store)
+                    self._store_key = self.backend.identity(self.store)
                 rebuild = True
             elif not vec:
                 return False
         if rebuild:
             self.sync(reason="recovery")  # from the Markdown (and the salvaged cache)
         return True
-
-    def search_openclaw(
-        self,
-        query: str,
-        *,
-        max_results: int | None = None,
-        min_score: float | None = None,
-        now_ms: float | None = None,
-    ) -> OpenClawOutcome:
-        """OpenClaw 2026.9.6's memory_search (the ``openclaw`` profile), explained."""
-        from engine.search.openclaw_runner import OpenClawRunner
-
-        if self._openclaw is None:
-            extras = tuple(self.workspace.extra_paths)
-            self._openclaw = OpenClawRunner(self.workspace.root, extras)
-        q = self.ms.query
-        # the profile needs no memdeck index; it only borrows its cached vectors
-        usable = self.unavailable is None and self.index_path.exists()
-        return self._openclaw.search(
-            query,
-            max_results=q.max_results if max_results is None else max_results,
-            min_score=q.min_score if min_score is None else min_score,
-            provider=self._search_provider() if usable else None,
-            store=self.store if usable else None,
-            now_ms=now_ms,
-        )
 
     def _search_while_building(
         self, query: str, options: SearchOptions, today: dt.date | None
@@ -826,6 +758,7 @@ class Engine:
         files = store.files()
         on_disk = self.source_files()
         qmd = self.qmd.status() if self.qmd is not None else None
+        info = store.info()
         active, why = multimodal_scope(self.ms, provider)
         return EngineStatus(
             version=__version__,
@@ -834,27 +767,15 @@ class Engine:
             config=str(self.settings.config_path) if self.settings.config_path else None,
             config_layout=self.settings.config_layout,
             openclaw_rejections=self.settings.openclaw_rejections,
-            index=str(self.index_path) if self.pg is None else _pg_describe(store),
+            index=str(self.index_path) if self.backend.local_file else info.location,
             backend=self.settings.backend,
-            binding=store.db.binding,
+            binding=info.binding,
             store=store.backend,
-            store_version=(
-                _pg_server_version(store)
-                if self.pg is not None
-                else f"SQLite {store.db.sqlite_version}"
-            ),
-            sqlite_version=None if self.pg is not None else store.db.sqlite_version,
-            fts=(
-                "unavailable"
-                if not store.fts_available
-                else "tsvector"
-                if self.pg is not None
-                else "fts5"
-            ),
+            store_version=info.version,
+            sqlite_version=info.sqlite_version,
+            fts=info.fts,
             fts_tokenizer=store.fts_tokenizer,
-            vector=(
-                "pgvector" if self.pg is not None else "sqlite-vec" if store.vec.loaded else "numpy"
-            ),
+            vector=info.vector,
             sqlite_vec_version=store.vec.version,
             sqlite_vec_error=store.vec.reason if not store.vec.loaded else None,
             provider=provider.id if provider else "none",
@@ -897,11 +818,8 @@ class Engine:
         )
 
     def db_integrity(self) -> str:
-        """``pragma integrity_check`` of the live index ("ok" when healthy)."""
-        if self.pg is not None:
-            return str(self.store.integrity())  # type: ignore[attr-defined]
-        rows = self.store.db.execute("pragma integrity_check")
-        return "; ".join(str(r[0]) for r in rows)
+        """The thorough check of the live index ("ok" when healthy)."""
+        return self.store.integrity_check()
 
     def close(self) -> None:
         self._closing.set()  # a background first index stops between files
@@ -917,17 +835,6 @@ class Engine:
         if self.provider is not None:
             with contextlib.suppress(Exception):
                 self.provider.close()
-
-
-def _pg_describe(store: Any) -> str:
-    from engine.index.pg_backend import describe
-
-    return describe(store)
-
-
-def _pg_server_version(store: Any) -> str:
-    """``PostgreSQL 18.3``: the server the PostgreSQL store connected to."""
-    return str(store.db.server_version)
 
 
 def _env_seconds(env: Mapping[str, str], name: str, default: float) -> float:

@@ -10,20 +10,13 @@ an agent should see (search disabled, a refused path) come back as data with an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from engine.core import Engine
-from engine.memory.recall import QMD_MODE_PREFIX, ReturnedText, record_results, record_search
-from engine.search.pipeline import SearchOutcome
-from engine.search.results import (
-    BackendFallback,
-    SearchAnswer,
-    SearchUnavailable,
-    search_hit,
-    snippet,
-)
+from engine.search.pipeline import SearchOptions
+from engine.search.results import SearchAnswer, SearchUnavailable
+from engine.searchers import MemdeckSearcher, SearchRequest
 from engine.workspace.files import PathRefused, RootRule
 from engine.workspace.get_answer import PATH_NOT_ALLOWED, MemoryGetAnswer
 from engine.workspace.paging import DEFAULT_LINES, MAX_CHARS, Page
@@ -42,61 +35,6 @@ def tools_disabled_reason(engine: Engine) -> str | None:
     return None
 
 
-def citations_on(engine: Engine) -> bool:
-    return engine.settings.citations in ("auto", "on")
-
-
-def search_answer(engine: Engine, outcome: SearchOutcome, *, explain: bool = False) -> SearchAnswer:
-    """The ``memory_search`` answer for a builtin outcome (plus the breakdown if asked)."""
-    cite = citations_on(engine)
-    results = tuple(
-        search_hit(
-            c.path,
-            c.start_line,
-            c.end_line,
-            round(c.score, 6),
-            snippet(c.text),
-            c.source,
-            cite=cite,
-            breakdown=c.to_dict(outcome.options) if explain else None,
-        )
-        for c in outcome.results
-    )
-    describe = engine.provider.describe() if engine.provider else {}
-    switch = describe.get("fallback")  # the embedding fallback's switch record, if it switched
-    fallback_state = switch if isinstance(switch, Mapping) and switch else None
-    explanation: dict[str, Any] | None = None
-    reason = keyword_only_reason(engine, outcome)
-    if reason is not None and fallback_state is None:
-        fallback_state = {"from": outcome.options.mode, "to": outcome.mode, "reason": reason}
-    if explain:
-        r = outcome.retrieval
-        explanation = {
-            "fusion": outcome.fusion,
-            "options": outcome.options.__dict__ | {"sources": list(outcome.options.sources)},
-            "fts_query": r.fts_query,
-            "fts_operator": r.fts_operator,
-            "bm25_idf_scale": r.bm25_idf_scale,
-            "fts_candidates": [[cid, rank] for cid, rank in r.fts_hits],
-            "vector_candidates": [[cid, round(sim, 6)] for cid, sim in r.vector_hits],
-            "vector_error": r.vector_error,
-            "keyword_rescue": outcome.rescue_used,
-            "dropped": [c.to_dict(outcome.options) for c in outcome.dropped],
-            "timings_ms": {k: round(v, 3) for k, v in outcome.timings_ms.items()},
-        }
-    return SearchAnswer(
-        results=results,
-        provider=engine.provider.id if engine.provider else "none",
-        model=engine.provider.model if engine.provider else None,
-        fallback=fallback_state,
-        citations=engine.settings.citations,
-        mode=outcome.mode,
-        backend=engine.settings.backend,
-        explain=explanation,
-        reason=reason,
-    )
-
-
 def search_memory(
     engine: Engine,
     query: str,
@@ -107,150 +45,27 @@ def search_memory(
     session_key: str | None = None,
     backend: str | None = None,
     client: str = "cli",
+    options: SearchOptions | None = None,
 ) -> SearchAnswer | SearchUnavailable:
-    """memory_search as a typed answer; under ``memory.backend = "qmd"`` qmd answers,
-    the builtin index only when qmd fails (``backend`` forces one: "qmd" or "builtin").
-    ``client`` names the caller in the recall log (the app's "Agent activity")."""
+    """memory_search as a typed answer, from the engine's searcher (memdeck's ranking,
+    the openclaw profile, or qmd with the builtin index behind it); ``backend``
+    ("qmd" or "builtin") overrides ``memory.backend`` for this call, ``options``
+    (memdeck's ranking knobs) send it to memdeck's ranking. ``client`` names the
+    caller in the recall log (the app's "Agent activity")."""
     reason = tools_disabled_reason(engine)
     if reason:
         return SearchUnavailable(error=reason, action="enable memorySearch in openclaw.json")
-    if engine.settings.profile == "openclaw" and backend != "qmd":
-        return openclaw_search_answer(
-            engine,
-            query,
-            None if max_results is None else max(1, int(max_results)),
-            None if min_score is None else min(1.0, max(0.0, float(min_score))),
-            explain=explain,
-        )
-    options = engine.default_options()
-    if max_results is not None:
-        options = options.with_(max_results=max(1, int(max_results)))
-    if min_score is not None:
-        options = options.with_(min_score=min(1.0, max(0.0, float(min_score))))
-    qmd_fallback = None
-    if engine.qmd is not None and backend != "builtin":
-        from engine.qmd.backend import search_answer as qmd_search_answer
-
-        answer = engine.qmd.search(
-            query,
-            max_results=max_results,
-            min_score=min_score,
-            session_key=session_key,
-            citations=citations_on(engine),
-        )
-        if answer.ok:
-            out = qmd_search_answer(engine.qmd, answer, engine.settings.citations)
-            record_qmd_search(engine, query, out, max_results, min_score, client=client)
-            return out
-        qmd_fallback = BackendFallback("qmd", "builtin", answer.error)
-    try:
-        outcome = engine.search(query, options)
-    except Exception as exc:
-        return SearchUnavailable(
-            error=f"{type(exc).__name__}: {exc}",
-            action="run `memdeck status` and `memdeck index --force`",
-        )
-    # recall evidence for dreaming and the activity log; never raises
-    record_search(engine, query, outcome, client=client)
-    out = search_answer(engine, outcome, explain=explain)
-    if engine.qmd is not None:  # qmd is configured but the builtin index answered
-        out = replace(out, backend="builtin", backend_fallback=qmd_fallback)
-    return out
-
-
-def record_qmd_search(
-    engine: Engine,
-    query: str,
-    answer: SearchAnswer,
-    max_results: int | None,
-    min_score: float | None,
-    *,
-    client: str,
-) -> None:
-    """Record a search qmd answered like a builtin one (recall evidence and the app's
-    Agent activity), with the limits qmd applied; never raises."""
-    assert engine.qmd is not None
-    limit = engine.qmd.qs.limits.max_results
-    returned = [
-        ReturnedText(h.path, h.source, h.start_line, h.end_line, h.excerpt, h.score)
-        for h in answer.results
-    ]
-    record_results(
-        engine,
+    request = SearchRequest(
         query,
-        returned,
-        mode=f"{QMD_MODE_PREFIX}{answer.mode}",
-        max_results=min(max_results or limit, limit),
-        min_score=0.0 if min_score is None else min(1.0, max(0.0, float(min_score))),
+        max_results=max_results,
+        min_score=min_score,
+        explain=explain,
+        session_key=session_key,
+        options=options,
         client=client,
     )
-
-
-def keyword_only_reason(engine: Engine, outcome: SearchOutcome) -> str | None:
-    """Why a search that asked for vectors answered keyword-only (None if it did not,
-    or if no embedding provider is configured at all)."""
-    if outcome.options.mode == outcome.mode or outcome.mode != "fts":
-        return None
-    r = outcome.retrieval
-    if r.vector_error:
-        return r.vector_error
-    if engine.provider is None:
-        return engine.provider_error  # None: "provider: none" is a choice, not a fallback
-    if r.vector_available:
-        return None
-    return "the index has no vectors for this provider yet; run `memdeck index`"
-
-
-def openclaw_search_answer(
-    engine: Engine,
-    query: str,
-    max_results: int | None = None,
-    min_score: float | None = None,
-    *,
-    explain: bool = False,
-) -> SearchAnswer | SearchUnavailable:
-    """memory_search under the ``openclaw`` profile: OpenClaw 2026.9.6's ranking in
-    memory_search's shape, with the profile's breakdown when asked."""
-    try:
-        outcome = engine.search_openclaw(query, max_results=max_results, min_score=min_score)
-    except Exception as exc:
-        return SearchUnavailable(
-            error=f"{type(exc).__name__}: {exc}", action="run `memdeck status`"
-        )
-    cite = citations_on(engine)
-    results = tuple(
-        search_hit(
-            c.path,
-            c.start_line,
-            c.end_line,
-            c.score,
-            snippet(c.text),
-            c.source,
-            cite=cite,
-            breakdown=c.to_dict() if explain else None,
-        )
-        for c in outcome.results
-    )
-    explanation: dict[str, Any] | None = None
-    if explain:
-        explanation = {
-            "profile": "openclaw",
-            "keyword_terms": list(outcome.keyword_terms),
-            "min_score_floor_dropped": outcome.floor_dropped,
-            "options": {"max_results": outcome.max_results, "min_score": outcome.min_score},
-            "dropped": [c.to_dict() for c in outcome.dropped[:50]],
-        }
-    return SearchAnswer(
-        results=results,
-        provider=engine.provider.id if engine.provider else "none",
-        model=engine.provider.model if engine.provider else None,
-        fallback=None,
-        citations=engine.settings.citations,
-        mode=outcome.mode,
-        backend="builtin",
-        explain=explanation,
-        profile="openclaw",
-    )
+    searcher = MemdeckSearcher(engine) if options is not None else engine.searcher_for(backend)
+    return searcher.answer(request)
 
 
 def memory_search(

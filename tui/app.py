@@ -32,8 +32,8 @@ from engine.core import Engine
 from engine.events import SyncDone, SyncFailed, SyncStarted
 from engine.index.sync_service import SyncService, SyncServiceState
 from engine.search.pipeline import SearchOutcome
+from engine.searchers import search_answer
 from engine.status import EngineStatus
-from engine.tools import search_answer
 from engine.workspace.files import ExternalChangeError
 from engine.workspace.presence import WorkspaceProblem, create_workspace, workspace_problem
 from tui import export

@@ -412,7 +412,7 @@ def _search_options(engine: Engine, args: argparse.Namespace) -> SearchOptions:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from engine.search.results import SearchUnavailable
-    from engine.tools import search_answer, search_memory, tools_disabled_reason
+    from engine.tools import search_memory, tools_disabled_reason
 
     if args.batch is not None and args.query is not None:
         raise UsageError("search takes a QUERY or --batch FILE, not both")
@@ -425,17 +425,14 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError(f"--batch {args.batch} {what}: give a JSONL file, or '-' for stdin")
     engine = open_engine(args, read_only=True)  # never builds an index nor probes a provider
     try:
-        openclaw_profile = engine.settings.profile == "openclaw"
-        if openclaw_profile and any(
-            x is not None for x in (args.mode, args.fusion, args.mmr, args.decay)
-        ):
+        custom = any(x is not None for x in (args.mode, args.fusion, args.mmr, args.decay))
+        searcher = engine.searcher_for(args.backend)
+        if custom and engine.searcher.name == "openclaw":
             raise UsageError(
                 "--mode/--fusion/--mmr/--decay tune the memdeck profile; the openclaw "
                 "profile's ranking is OpenClaw 2026.9.6's own and fixed"
             )
-        builtin_needed = args.compare or args.backend == "builtin" or engine.qmd is None
-        if openclaw_profile and args.backend != "qmd":
-            builtin_needed = False  # the profile builds its own index from the files
+        builtin_needed = args.compare or searcher.needs_index
         if builtin_needed and engine.unavailable is not None:
             from engine.core import IndexUnavailable
 
@@ -445,7 +442,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 f"no index yet for workspace {engine.workspace.root}: run `memdeck index` "
                 "first (search never builds one)"
             )
-        if args.compare or (args.backend != "builtin" and (args.backend or engine.qmd)):
+        if args.compare or searcher.name == "qmd":
             from engine.cli.qmd_compare import attach, compare, format_compare
 
             attach(engine)
@@ -459,25 +456,18 @@ def cmd_search(args: argparse.Namespace) -> int:
                     else format_compare(data)
                 )
                 return EXIT_OK
-        custom = any(x is not None for x in (args.mode, args.fusion, args.mmr, args.decay))
 
         def run(query: str) -> SearchAnswer | SearchUnavailable:
-            if not custom or tools_disabled_reason(engine):
-                return search_memory(
-                    engine,
-                    query,
-                    args.max_results,
-                    args.min_score,
-                    explain=args.explain,
-                    session_key=args.session_key,
-                    backend=args.backend,
-                )
-            options = _search_options(engine, args)
-            if args.max_results is not None:
-                options = options.with_(max_results=args.max_results)
-            if args.min_score is not None:
-                options = options.with_(min_score=args.min_score)
-            return search_answer(engine, engine.search(query, options), explain=args.explain)
+            return search_memory(
+                engine,
+                query,
+                args.max_results,
+                args.min_score,
+                explain=args.explain,
+                session_key=args.session_key,
+                backend=args.backend,
+                options=_search_options(engine, args) if custom else None,
+            )
 
         if args.batch is not None:
             return _search_batch(args, run)

@@ -83,7 +83,7 @@ class Comparison(JsonRecord):
 
 def compare(engine: Engine, query: str, max_results: int | None = None) -> Comparison:
     """Both rankings for one query: qmd ``search`` (no fallback) and builtin FTS-only."""
-    from engine.tools import citations_on, search_answer
+    from engine.searchers import citations_on, search_answer
 
     backend = attach(engine)
     limit = max_results or backend.qs.limits.max_results

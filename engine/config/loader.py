@@ -32,12 +32,6 @@ from typing import Any
 
 from engine.config import paths
 from engine.config.memory_search import MEMORY_SEARCH_KEYS, build_memory_search
-from engine.config.openclaw_2026_9 import (
-    OPENCLAW_RELEASE,
-    ExtraPathPattern,
-    normalize_extra_paths,
-    read_layouts,
-)
 from engine.config.profile import ProfileError, resolve_profile
 from engine.config.reader import (
     MISSING,
@@ -53,6 +47,12 @@ from engine.config.reader import (
     warn_unknown,
 )
 from engine.config.settings import Settings
+from engine.openclaw.config import (
+    OPENCLAW_RELEASE,
+    ExtraPathPattern,
+    normalize_extra_paths,
+    read_layouts,
+)
 
 DEFAULT_AGENT_ID = Settings.agent_id
 BACKENDS = ("builtin", "qmd")
@@ -209,7 +209,7 @@ def load_settings(
     index, entry = _agent_entry(root, chosen_agent, explicit=agent_id is not None)
 
     # Both layouts (seed memorySearch, 2026.9 memory.search) combined per scope;
-    # see engine.config.openclaw_2026_9 for the precedence and 2026.9's defaults.
+    # see engine.openclaw.config for the precedence and 2026.9's defaults.
     root.obj(("agents", "defaults", "memorySearch"))  # type errors at their true path
     root.obj(("memory", "search"))
     override_reader = ConfigReader(entry, {(): f"agents.list[{index}]"}, ctx)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from engine.config.openclaw_2026_9 import ExtraPathPattern
+from engine.openclaw.config import ExtraPathPattern
 
 DEFAULT_LOCAL_MODEL = (
     "hf:ggml-org/embeddinggemma-300m-qat-q8_0-GGUF/embeddinggemma-300m-qat-Q8_0.gguf"

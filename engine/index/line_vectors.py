@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from engine.embeddings.base import EmbeddingProvider
-from engine.index.store import Store
+from engine.index.index_store import IndexStore
 from engine.index.tokens import WORD_RE
 
 #: chunks whose lines are embedded per provider call batch
@@ -137,7 +137,7 @@ def space_key(provider: EmbeddingProvider) -> str:
 
 
 def embed_missing_lines(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider,
     *,
     use_cache: bool,
@@ -212,7 +212,7 @@ class ChunkUnits(NamedTuple):
 
 
 def chunk_units(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider,
     query_dims: int,
     chunks: dict[int, tuple[str, str, int]],

@@ -21,15 +21,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from engine.config.loader import ConfigError, read_json5
 from engine.config.paths import env_value, memdeck_home
+from engine.index.index_store import IndexStore
+from engine.index.lock import LockGrant
 
 if TYPE_CHECKING:
     from engine.index.pg_store import PgStore
+
+T = TypeVar("T")
 
 BACKEND_ENV = "MEMDECK_STORE_BACKEND"
 DEFAULT_DSN_ENV = "MEMDECK_PG_DSN"
@@ -94,48 +99,76 @@ def load_store_backend(env: Mapping[str, str] = os.environ) -> PgSelection | Non
     return PgSelection(dsn=dsn, dsn_env=dsn_env, namespace=namespace)
 
 
-def open_pg_store(selection: PgSelection, agent_id: str) -> PgStore:
+class PgBackend:
+    """One namespace of a PostgreSQL database (``engine.index.backends``)."""
+
+    kind: Literal["sqlite", "postgres"] = "postgres"
+    local_file = False
+
+    def __init__(self, selection: PgSelection, agent_id: str):
+        self.selection = selection
+        self.namespace = selection.namespace or agent_id
+
+    def open(self, *, snapshot: bool = False) -> IndexStore:
+        from engine.index.pg_store import PgStore
+
+        return PgStore(self.selection.dsn, self.namespace)
+
+    def exists(self) -> bool:
+        return True
+
+    def identity(self, store: IndexStore) -> tuple[object, ...]:
+        return ("postgres",)  # the live store follows the namespace's space by itself
+
+    @contextlib.contextmanager
+    def writer(
+        self, store: IndexStore, timeout: float, cancel: threading.Event | None = None
+    ) -> Iterator[LockGrant]:
+        """One writer per namespace across machines: a server-side advisory lock,
+        released by the server if its holder dies (so none ever dies holding it)."""
+        with _pg(store).writer_lock(timeout):
+            yield LockGrant()
+
+    def rebuild(
+        self,
+        live: IndexStore,
+        build: Callable[[IndexStore], T],
+        fingerprint: dict[str, Any],
+        cancelled: Callable[[], bool],
+        before_swap: Callable[[T], None],
+    ) -> tuple[T, IndexStore]:
+        """Build the namespace again in a new space, then switch to it in one step.
+
+        Runs under the namespace's writer lock, so any other unpublished space of
+        this namespace is debris of a killed reindex and is dropped first. A
+        failure or cancel drops the new space; readers never see it.
+        """
+        from engine.index.indexer import SyncCancelled
+
+        store = _pg(live)
+        store.drop_orphan_spaces()
+        new = store.new_generation()
+        published = False
+        try:
+            done = build(new)
+            new.set_fingerprint(fingerprint)
+            new.set_meta("build", new.current_space())
+            if cancelled():
+                raise SyncCancelled("sync cancelled")
+            before_swap(done)
+            store.publish(new)
+            published = True
+        finally:
+            if not published:
+                with contextlib.suppress(Exception):
+                    new.drop_space()
+            new.close()
+        return done, live
+
+
+def _pg(store: IndexStore) -> PgStore:
     from engine.index.pg_store import PgStore
 
-    return PgStore(selection.dsn, selection.namespace or agent_id)
-
-
-def describe(store: PgStore) -> str:
-    """What ``status`` shows as the index: masked DSN and namespace."""
-    from engine.index.pg_store import mask_dsn
-
-    return f"{mask_dsn(store.dsn)} (namespace {store.namespace})"
-
-
-def full_reindex(
-    store: PgStore,
-    build_index: Callable[[PgStore], Any],
-    fingerprint: dict[str, Any],
-    cancelled: Callable[[], bool],
-) -> Any:
-    """Build the namespace again in a new space, then switch to it in one step.
-
-    ``build_index`` fills the new space (the indexer's full sync) and returns its
-    result. Runs under the namespace's writer lock, so any other unpublished
-    space of this namespace is debris of a killed reindex and is dropped first.
-    A failure or cancel drops the new space; readers never see it.
-    """
-    from engine.index.indexer import SyncCancelled
-
-    store.drop_orphan_spaces()
-    build = store.new_generation()
-    published = False
-    try:
-        done = build_index(build)
-        build.set_fingerprint(fingerprint)
-        build.set_meta("build", build.current_space())
-        if cancelled():
-            raise SyncCancelled("sync cancelled")
-        store.publish(build)
-        published = True
-        return done
-    finally:
-        if not published:
-            with contextlib.suppress(Exception):
-                build.drop_space()
-        build.close()
+    if not isinstance(store, PgStore):
+        raise TypeError(f"the PostgreSQL backend was given a {type(store).__name__}")
+    return store

@@ -35,7 +35,10 @@ from typing import Any, Literal
 import numpy as np
 
 from engine.index.db import DatabaseError, VecStatus
+from engine.index.index_store import StoreInfo
+from engine.index.pg_recall import PgRecallLog
 from engine.index.pg_tokens import doc_terms, phrase_tsquery, query_terms, tsvector_literal
+from engine.index.recall_log import RecallLog
 from engine.index.store import ChunkRow, FileRecord, NewChunk
 
 #: FTS5's bm25 parameters and its floor for idf <= 0 (see ``engine.search.pipeline``)
@@ -141,23 +144,6 @@ def check_namespace(name: str) -> str:
     return name
 
 
-class _PgInfo:
-    """What ``status`` shows where the SQLite store shows its binding/version.
-
-    Code that speaks SQLite to ``store.db`` gets a ``DatabaseError`` naming the
-    reason; recall history has its own PostgreSQL tables (``engine.memory.pg_recall``).
-    """
-
-    def __init__(self, binding: str, server_version: str):
-        self.binding = binding
-        self.server_version = server_version
-
-    def _unsupported(self, *_args: object, **_kwargs: object) -> Any:
-        raise PgStoreError("not kept on the PostgreSQL store (SQLite-only table)")
-
-    execute = executemany = executescript = scalar = transaction = _unsupported
-
-
 class PgStore:
     """The ``Store`` operations on one namespace of a PostgreSQL database.
 
@@ -170,6 +156,7 @@ class PgStore:
     snapshot = False
     fts_available = True
     fts_tokenizer = "unicode61 terms, FTS5 bm25"
+    vec_requested = False  # pgvector's index is the server's
 
     def __init__(
         self,
@@ -210,7 +197,10 @@ class PgStore:
                 vec_version = str(_one(vext.fetchone()))
         except psycopg.Error as exc:
             raise PgStoreError(self._problem(exc)) from exc
-        self.db = _PgInfo("psycopg " + psycopg.__version__, "PostgreSQL " + version)
+        self.binding = "psycopg " + psycopg.__version__
+        self.server_version = "PostgreSQL " + version
+        #: who searched what, kept per namespace (a reindex keeps it)
+        self.recall: RecallLog = PgRecallLog(self)
         self.vec = VecStatus(True, version=vec_version)
 
         def configure(conn: Any) -> None:
@@ -825,7 +815,21 @@ class PgStore:
                 n += cur.rowcount or 0
         return n
 
-    def integrity(self) -> str:
+    def info(self) -> StoreInfo:
+        return StoreInfo(
+            location=f"{mask_dsn(self.dsn)} (namespace {self.namespace})",
+            binding=self.binding,
+            version=self.server_version,
+            sqlite_version=None,
+            fts="tsvector",
+            vector="pgvector",
+        )
+
+    def quick_check(self) -> str:
+        """The server keeps its pages sound: the cross-table checks are the check."""
+        return self.integrity_check()
+
+    def integrity_check(self) -> str:
         """Cross-table checks a reader relies on ("ok" when they hold)."""
         with self._conn() as c:
             space = self._space(c)

@@ -21,7 +21,9 @@ import numpy as np
 from engine.index import keyword_index
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
+from engine.index.index_store import StoreInfo
 from engine.index.keyword_index import KeywordIndex
+from engine.index.recall_log import RecallLog, SqliteRecallLog
 from engine.index.vector_matrix import ReadVectors, VectorMatrix, matrix_bytes
 
 SCHEMA_VERSION = 1
@@ -127,8 +129,7 @@ def _blob(vec: np.ndarray | None) -> bytes | None:
 class Store:
     """Typed operations on one index file. Thread-safe through ``Database``'s lock."""
 
-    #: which store this is; code beside the index (recall history) keeps its own
-    #: tables in the same database and branches on it (``pg_store.PgStore``)
+    #: which store this is (``pg_store.PgStore`` is the other)
     backend: Literal["sqlite", "postgres"] = "sqlite"
 
     def __init__(
@@ -149,6 +150,8 @@ class Store:
         if not snapshot:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(snapshot_uri(self.path) if snapshot else self.path, binding=binding)
+        #: who searched what, kept in this file beside the index
+        self.recall: RecallLog = SqliteRecallLog(self.db)
         self.fts_tokenizer = fts_tokenizer
         self.fts_external = False
         #: build ``chunks_vec`` at the end of a sync even below the numpy budget (set
@@ -965,6 +968,43 @@ class Store:
     ) -> list[tuple[int, float]]:
         matrix = self.vector_matrix(sources)
         return matrix.search(q, limit, read_vectors or self.chunk_vectors)
+
+    # -- checks, description, compaction ----------------------------------------
+    def quick_check(self) -> str:
+        """``pragma quick_check``: "ok", or what is damaged (the first five findings).
+
+        Reads every page once (``integrity_check`` also cross-checks indexes, which
+        costs several times more) and never raises: a file too damaged to answer
+        is reported as such."""
+        try:
+            rows = self.db.execute("pragma quick_check")
+        except DatabaseError as exc:
+            return f"quick_check failed: {exc}"
+        return "; ".join(str(r[0]) for r in rows[:5]) or "quick_check returned nothing"
+
+    def integrity_check(self) -> str:
+        """``pragma integrity_check`` ("ok" when healthy)."""
+        return "; ".join(str(r[0]) for r in self.db.execute("pragma integrity_check"))
+
+    def info(self) -> StoreInfo:
+        return StoreInfo(
+            location=str(self.path),
+            binding=self.db.binding,
+            version=f"SQLite {self.db.sqlite_version}",
+            sqlite_version=self.db.sqlite_version,
+            fts="fts5" if self.fts_available else "unavailable",
+            vector="sqlite-vec" if self.vec.loaded else "numpy",
+        )
+
+    def compact(self, free_share: float) -> None:
+        """Leave the file self-contained (no WAL) and VACUUM it when more than
+        ``free_share`` of its pages are free (a rebuilt temp file before its swap)."""
+        self.db.execute("pragma wal_checkpoint(TRUNCATE)")
+        self.db.execute("pragma journal_mode=delete")
+        pages = int(self.db.scalar("pragma page_count") or 0)
+        free = int(self.db.scalar("pragma freelist_count") or 0)
+        if pages and free > free_share * pages:
+            self.db.execute("vacuum")
 
     def close(self) -> None:
         self.db.close()

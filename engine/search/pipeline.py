@@ -38,8 +38,9 @@ from engine.config.settings import (
 )
 from engine.embeddings.base import EmbeddingProvider, ProviderError, QueryRest, StagedQueries
 from engine.index.db import CorruptIndexError, DatabaseError
+from engine.index.index_store import IndexStore
 from engine.index.line_vectors import ChunkUnits, UnitHit, chunk_units, space_key, unit_bounds
-from engine.index.store import ChunkRow, Store
+from engine.index.store import ChunkRow
 from engine.index.tokens import build_fts_query, query_tokens, similarity_tokens
 from engine.search import explain, scoring
 
@@ -294,7 +295,7 @@ class VecTableDamaged(DatabaseError):
 
 
 def retrieve(
-    store: Store,
+    store: IndexStore,
     provider: EmbeddingProvider | None,
     query: str,
     options: SearchOptions,
@@ -487,7 +488,7 @@ class _CandidateData:
     read of those ids would have (a chunk deleted meanwhile is simply absent).
     """
 
-    def __init__(self, store: Store, *, line_space: str | None, vectors: bool):
+    def __init__(self, store: IndexStore, *, line_space: str | None, vectors: bool):
         self._store = store
         self._line_space = line_space
         self._want_vectors = vectors
@@ -544,7 +545,7 @@ class _CandidateData:
 
 
 def _keyword_ranking(
-    store: Store,
+    store: IndexStore,
     words: list[str],
     match: str,
     window: int,
@@ -644,7 +645,7 @@ def _checked_vector(vec: np.ndarray, t0: float) -> tuple[np.ndarray, float]:
     return vec, (time.perf_counter() - t0) * 1000
 
 
-def idf_floor_scale(store: Store, query: str, ranked: list[tuple[int, float]]) -> float:
+def idf_floor_scale(store: IndexStore, query: str, ranked: list[tuple[int, float]]) -> float:
     """Rescue the bm25 ranks of a query whose every word is common.
 
     FTS5 clamps the idf of a word found in at least half the chunks to 1e-6, so
@@ -669,7 +670,7 @@ def idf_floor_scale(store: Store, query: str, ranked: list[tuple[int, float]]) -
 
 
 def _rank_rows(
-    store: Store,
+    store: IndexStore,
     query: str,
     operator: str | None,
     missing: list[int],
@@ -695,7 +696,7 @@ def _rank_rows(
             into.setdefault(cid, value * idf_scale)
 
 
-def _or_words(store: Store, query: str) -> list[str]:
+def _or_words(store: IndexStore, query: str) -> list[str]:
     """The words of ``_or_query`` (each one FTS5 phrase)."""
     words = list(dict.fromkeys(query_tokens(query)))
     total = store.fts_row_count() if len(words) > 1 else 0
@@ -707,7 +708,7 @@ def _or_words(store: Store, query: str) -> list[str]:
     return query_tokens(" ".join(words))
 
 
-def _or_query(store: Store, query: str) -> str | None:
+def _or_query(store: IndexStore, query: str) -> str | None:
     """The OR fallback query, without terms that cannot move the ranking.
 
     FTS5's bm25 clamps the idf of a term found in at least half the rows to

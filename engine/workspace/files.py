@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from engine.config.openclaw_2026_9 import ExtraPathPattern
+from engine.openclaw.config import ExtraPathPattern
 from engine.workspace.dates import date_from_path
 from engine.workspace.globs import matches_glob
 from engine.workspace.safe_open import (

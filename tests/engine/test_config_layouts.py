@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from engine.config.loader import ConfigError, load_settings
-from engine.config.openclaw_2026_9 import ExtraPathPattern
 from engine.config.settings import Settings
 from engine.core import Engine
+from engine.openclaw.config import ExtraPathPattern
 from engine.tools import memory_search
 from engine.workspace.files import PathRefused, Workspace
 from engine.workspace.globs import matches_glob

@@ -112,8 +112,9 @@ def test_a_changed_tokenizer_rebuilds_the_index_and_stems(
     assert _paths(stemmed, "visiting dentists") == ["memory/2026-03-01.md"]
     assert _paths(stemmed, "painting") == ["memory/2026-03-02.md"]
     # the openclaw profile keeps OpenClaw's own tokenizer (unicode61): no stemming there
-    assert [r.path for r in stemmed.search_openclaw("visiting dentists").results] == []
-    assert [r.path for r in stemmed.search_openclaw("visited").results] == ["memory/2026-03-01.md"]
+    profile = stemmed.openclaw_searcher()
+    assert [r.path for r in profile.outcome("visiting dentists").results] == []
+    assert [r.path for r in profile.outcome("visited").results] == ["memory/2026-03-01.md"]
     stemmed.close()
 
     back = make_engine()

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from watchfiles import Change
 
-from engine.config.openclaw_2026_9 import ExtraPathPattern
 from engine.index.watch import _classify_all, build_watch_plan
+from engine.openclaw.config import ExtraPathPattern
 from engine.workspace.files import Workspace
 from tests.engine_fixtures import write
 

@@ -12,9 +12,9 @@ import pytest
 from engine.config.loader import ConfigError, load_settings
 from engine.config.profile import resolve_profile
 from engine.core import Engine
-from engine.index.openclaw_chunking import chunk_memory_file, chunk_openclaw, estimate_chars
-from engine.search.openclaw_keywords import extract_keywords
-from engine.search.openclaw_profile import (
+from engine.openclaw.chunking import chunk_memory_file, chunk_openclaw, estimate_chars
+from engine.openclaw.keywords import extract_keywords
+from engine.openclaw.profile import (
     OpenClawIndex,
     date_of,
     is_evergreen,

@@ -70,8 +70,8 @@ def test_recording_failure_never_fails_the_search(make_engine, workspace_dir):
     _workspace(workspace_dir)
     engine = make_engine(provider=None)
     memory_search(engine, "deploy", min_score=0.0)  # creates the table
-    engine.store.db.execute("drop table recall_events")
-    engine.store.db.execute("create table recall_events (id integer primary key)")  # wrong shape
+    engine.store.db.execute("drop table recall_hits")
+    engine.store.db.execute("create table recall_hits (id integer primary key)")  # wrong shape
     failures = recall.failures()
     out = memory_search(engine, "deploy", min_score=0.0)
     assert len(out["results"]) == 1 and "disabled" not in out

@@ -12,7 +12,7 @@ import pytest
 
 from engine.core import Engine
 from engine.events import SyncDone
-from engine.tools import search_answer
+from engine.searchers import search_answer
 from tests.engine_fixtures import write
 from tests.provider_servers import FAST_ENV as FAST
 from tests.provider_servers import ProviderServer, Reply, always, write_notes

@@ -1,8 +1,8 @@
-"""README's "MCP server" registration instructions, run as written.
+"""docs/mcp.md's registration instructions ("Connecting an agent"), run as written.
 
 Claude Code and Codex are not installed here, so the test does what they do with
-what the README tells them: it reads the ``claude mcp add … -- COMMAND ARGS``
-lines and the Codex ``config.toml`` block from README.md, starts each command
+what the page tells them: it reads the ``claude mcp add … -- COMMAND ARGS``
+lines and the Codex ``config.toml`` block from docs/mcp.md, starts each command
 exactly as given (``memdeck`` found on PATH, ``~`` being the user's home), and
 drives it with the MCP SDK's own client: the server must initialise, list the
 tools and answer a search from the right workspace. The HTTP line is checked
@@ -34,27 +34,27 @@ from tests.cli_process import REPO, cli_env
 from tests.engine_fixtures import write
 from tests.mcp_process import structured
 
-README = REPO / "README.md"
+MCP_DOC = REPO / "docs" / "mcp.md"
 BIN = Path(sys.executable).parent  # the venv's bin: where `memdeck` is installed
 
 
 def mcp_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## MCP server")
+    text = MCP_DOC.read_text(encoding="utf-8")
+    start = text.index("## Connecting an agent")
     return text[start : text.index("\n## ", start + 5)]
 
 
 def claude_lines() -> list[list[str]]:
     """Each ``claude mcp add`` line's words (comments dropped)."""
     block = re.search(r"\*\*Claude Code\*\*\s*```bash\n(.*?)```", mcp_section(), re.S)
-    assert block, "README lost its Claude Code block"
+    assert block, "docs/mcp.md lost its Claude Code block"
     lines = [line.split("  #")[0].strip() for line in block.group(1).splitlines()]
     return [shlex.split(line) for line in lines if line.startswith("claude mcp add")]
 
 
 def codex_config() -> dict:
     block = re.search(r"```toml\n(.*?)```", mcp_section(), re.S)
-    assert block, "README lost its Codex config.toml block"
+    assert block, "docs/mcp.md lost its Codex config.toml block"
     return tomllib.loads(block.group(1))
 
 
@@ -83,7 +83,7 @@ def env_for(home: Path) -> dict[str, str]:
 
 def expand(args: list[str], home: Path) -> list[str]:
     """What a shell (Claude Code's `claude mcp add` line) or a user's path does with ``~``;
-    the README's ``/home/me/notes`` stands for a folder in this test's home."""
+    the page's ``/home/me/notes`` stands for a folder in this test's home."""
     out = []
     for a in args:
         a = str(home) + a[1:] if a.startswith("~") else a
@@ -93,14 +93,14 @@ def expand(args: list[str], home: Path) -> list[str]:
 
 async def search_through(command: str, args: list[str], env: dict[str, str], query: str):
     params = StdioServerParameters(command=command, args=args, env=env, cwd=str(env["HOME"]))
-    info = types.Implementation(name="readme-check", version="1")
+    info = types.Implementation(name="docs-check", version="1")
     async with Client(stdio_client(params), client_info=info) as client:
         names = [t.name for t in (await client.list_tools()).tools]
         found = structured(await client.call_tool("memory_search", {"query": query}))
     return names, found
 
 
-def test_the_readme_claude_code_stdio_lines_start_a_working_server(home: Path) -> None:
+def test_the_documented_claude_code_stdio_lines_start_a_working_server(home: Path) -> None:
     stdio = [w for w in claude_lines() if "--transport" not in w]
     assert len(stdio) == 2, stdio
     env = env_for(home)
@@ -115,7 +115,7 @@ def test_the_readme_claude_code_stdio_lines_start_a_working_server(home: Path) -
         assert found["results"] and word in found["results"][0]["snippet"], (words, found)
 
 
-def test_the_readme_codex_config_starts_a_working_server(home: Path) -> None:
+def test_the_documented_codex_config_starts_a_working_server(home: Path) -> None:
     config = codex_config()
     server = config["mcp_servers"]["memdeck"]
     assert server["command"] == "memdeck" and server["args"] == ["mcp"]
@@ -125,7 +125,7 @@ def test_the_readme_codex_config_starts_a_working_server(home: Path) -> None:
     assert "VPN" in found["results"][0]["snippet"]
     # the commented alternative: ["mcp", "--workspace", "/home/me/notes"]
     alt = re.search(r'args = \["mcp"\]\s*# or (\[.*?\])', mcp_section())
-    assert alt, "README lost the --workspace alternative"
+    assert alt, "docs/mcp.md lost the --workspace alternative"
     alt_args = expand(tomllib.loads(f"a = {alt.group(1)}")["a"], home)
     _, found = anyio.run(search_through, "memdeck", alt_args, env, "ferry timetable")
     assert "ferry" in found["results"][0]["snippet"]
@@ -137,13 +137,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_the_readme_http_line_matches_memdeck_mcp_http(home: Path) -> None:
+def test_the_documented_http_line_matches_memdeck_mcp_http(home: Path) -> None:
     [line] = [w for w in claude_lines() if "--transport" in w]
     assert line[3:6] == ["--transport", "http", "memdeck"]
     url = line[6]
     m = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/mcp", url)
     assert m, url
-    # the README's `memdeck mcp --http 8765`, on a port free right now
+    # the page's `memdeck mcp --http 8765`, on a port free right now
     port = free_port()
     env = env_for(home)
     proc = subprocess.Popen(

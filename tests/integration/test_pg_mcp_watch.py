@@ -201,7 +201,7 @@ def test_two_watchers_on_two_workspaces_share_one_database(
             err.close()
     store = PgStore(pg_dsn, "bob")  # the agent id became the namespace
     try:
-        assert store.counts()["files"] == 3 and store.integrity() == "ok"
+        assert store.counts()["files"] == 3 and store.integrity_check() == "ok"
     finally:
         store.close()
     outputs += ["".join(w.lines) for *_r, w, _e in runs]

@@ -166,7 +166,7 @@ def test_a_new_process_does_not_lock_the_tables_others_record_into(pg_dsn: str) 
     for its schema check: ``create index if not exists`` would wait for that insert
     while holding the other table, and the insert's next row would deadlock."""
     first = PgStore(pg_dsn, "busy")
-    recall.ensure_schema(first)  # type: ignore[arg-type]
+    first.recall.ensure_schema()
     busy = psycopg.connect(pg_dsn)
     late = PgStore(pg_dsn, "late")
     try:
@@ -177,7 +177,7 @@ def test_a_new_process_does_not_lock_the_tables_others_record_into(pg_dsn: str) 
         checked = threading.Event()
 
         def check() -> None:
-            recall.ensure_schema(late)  # type: ignore[arg-type]
+            late.recall.ensure_schema()
             checked.set()
 
         thread = threading.Thread(target=check, daemon=True)
@@ -185,9 +185,10 @@ def test_a_new_process_does_not_lock_the_tables_others_record_into(pg_dsn: str) 
         thread.join(timeout=30)
         assert checked.is_set(), "the schema check waited for another process's insert"
         busy.execute(  # the open transaction goes on into the second table
-            "insert into memdeck_recall_events(namespace, at, query, query_key, path, source,"
+            "insert into memdeck_recall_hits(namespace, search_id, at, path, source,"
             " start_line, end_line, chunk_hash, score) values"
-            " ('busy', 1, 'q', 'q', 'MEMORY.md', 'memory', 1, 2, 'h', 0.5)"
+            " ('busy', (select max(id) from memdeck_recall_searches), 1, 'MEMORY.md', 'memory',"
+            " 1, 2, 'h', 0.5)"
         )
         busy.commit()
         assert count_events(first) == 1  # type: ignore[arg-type]

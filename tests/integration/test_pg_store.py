@@ -144,7 +144,7 @@ def test_replace_remove_and_meta_updates(both) -> None:
     assert pg.counts() == lite.counts() and pg.counts()["chunks"] == 4
     assert _by_place(pg, pg.fts_search('"heron"', 5, ["memory"]))[0][:2] == ("MEMORY.md", 1)
     assert pg.fts_search('"kingfisher"', 5, ["memory"]) == []
-    assert pg.integrity() == "ok"
+    assert pg.integrity_check() == "ok"
     for q in QUERIES:  # bm25's N and average length followed the changes
         want = _by_place(lite, lite.fts_search(q, 20, ["memory"]))
         got = _by_place(pg, pg.fts_search(q, 20, ["memory"]))

@@ -213,7 +213,7 @@ def run_hybrid(
                 for m in min_scores:
                     for query in case.queries:
                         their = next(answers)
-                        outcome = engine.search_openclaw(
+                        outcome = engine.openclaw_searcher().outcome(
                             query, max_results=max_results, min_score=m, now_ms=case.now_ms
                         )
                         run.comparisons.append(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.search.openclaw_profile import OpenClawIndex, search_openclaw
+from engine.openclaw.profile import OpenClawIndex, search_openclaw
 from tests.openclaw.corpus import write_workspace
 from tests.openclaw.reference import Reference
 

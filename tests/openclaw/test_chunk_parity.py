@@ -10,7 +10,7 @@ per-file index preparation. (test_search_parity.py also compares the chunks
 
 from __future__ import annotations
 
-from engine.index.openclaw_chunking import chunk_memory_file
+from engine.openclaw.chunking import chunk_memory_file
 from tests.openclaw.corpus import generated_files, locomo_workspaces, seed_workspace
 
 

@@ -5,7 +5,7 @@ bm25, lexical-boost and path scores, importance, dated and evergreen paths,
 tied scores, shared snippets) go through OpenClaw's own
 ``MemoryIndexManager.mergeHybridResults`` (node/hybrid.mjs: 0.7/0.3 fusion,
 decay at a pinned clock, importance, MMR λ 0.7 and its tie order) and through
-:func:`engine.search.openclaw_profile.merge_hybrid`; order and scores must agree.
+:func:`engine.openclaw.profile.merge_hybrid`; order and scores must agree.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import random
 import subprocess
 from pathlib import Path
 
-from engine.search.openclaw_profile import Hit, ProfileChunk, merge_hybrid
+from engine.openclaw.profile import Hit, ProfileChunk, merge_hybrid
 
 CASES = 1200
 WORDS = [

@@ -6,7 +6,7 @@ vocabulary plus every word of every list."""
 
 from __future__ import annotations
 
-from engine.search.openclaw_keywords import STOP_WORDS, extract_keywords, segments
+from engine.openclaw.keywords import STOP_WORDS, extract_keywords, segments
 from tests.openclaw import multilingual
 from tests.openclaw.corpus import locomo_questions
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.index.openclaw_chunking import chunk_memory_file
+from engine.openclaw.chunking import chunk_memory_file
 from tests.openclaw import multilingual
 from tests.openclaw.corpus import (
     locomo_questions,

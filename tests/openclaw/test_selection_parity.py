@@ -4,7 +4,7 @@ Generated keyword-hit lists (body and path-only hits, dated, undated and
 evergreen paths, importance, tied scores) go through the package's FTS-only
 ranking on a stand-in manager (node/keyword_only.mjs: decay at a pinned clock,
 importance, its order, minScore) and through
-:func:`engine.search.openclaw_profile.keyword_only_outcome`, at minScores from
+:func:`engine.openclaw.profile.keyword_only_outcome`, at minScores from
 0 to 1 — so many cases have nothing passing minScore, where OpenClaw drops the
 floor to 0 and returns the best hits anyway. Lists and scores must agree. (The
 hybrid top-up is checked end to end, with OpenClaw's own search, by
@@ -20,7 +20,7 @@ import random
 import subprocess
 from pathlib import Path
 
-from engine.search.openclaw_profile import Hit, ProfileChunk, keyword_only_outcome
+from engine.openclaw.profile import Hit, ProfileChunk, keyword_only_outcome
 
 CASES = 1000
 WORDS = ["tea", "guitar", "hiking", "bob", "alice", "paris", "meeting", "project"]

@@ -7,7 +7,7 @@ turns, runtime-context blocks, a dreaming-narrative run — plus injected contex
 blocks, long messages past the 800-unit wrap, several scripts, CRLF, broken
 lines) goes through the installed package's ``buildSessionEntry`` and its index
 preparation for source ``sessions`` (node/session_files.mjs), and through
-:mod:`engine.memory.openclaw_sessions`. Path, text, line map and chunks (JSONL
+:mod:`engine.openclaw.sessions`. Path, text, line map and chunks (JSONL
 lines, hash) must be identical for every transcript.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.memory.openclaw_sessions import (
+from engine.openclaw.sessions import (
     flatten_openclaw_transcript,
     session_chunks,
     session_path,

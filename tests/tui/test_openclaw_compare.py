@@ -28,7 +28,7 @@ def test_alt_o_shows_both_rankings_with_moves(fts_engine, make_app) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, OpenClawCompareScreen))
         screen = app.screen
         await wait_for(pilot, lambda: bool(screen.openclaw_rows) or "failed" in screen.note)
-        expected = fts_engine.search_openclaw("atlas")
+        expected = fts_engine.openclaw_searcher().outcome("atlas")
         assert [(r.path, r.start, r.end) for r in screen.openclaw_rows] == [
             (c.path, c.start_line, c.end_line) for c in expected.results
         ]

@@ -24,7 +24,7 @@ from textual.widgets import Static
 
 from engine.core import Engine
 from engine.embeddings.base import ProgressCallback
-from engine.tools import keyword_only_reason
+from engine.searchers import keyword_only_reason
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.provider_servers import FAST_ENV, ProviderServer, Reply, always, write_notes
 from tests.tui.conftest import ready, search, wait_for

@@ -112,7 +112,7 @@ class OpenClawCompareScreen(Screen[None]):
     @work(thread=True, exclusive=True)
     def _rank(self) -> None:
         try:
-            outcome = self.engine.search_openclaw(self.query_text)
+            outcome = self.engine.openclaw_searcher().outcome(self.query_text)
         except Exception as exc:  # shown, never raised into the app
             self.app.call_from_thread(self._show_error, f"{type(exc).__name__}: {exc}")
             return

@@ -30,7 +30,7 @@ from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search.explain import fmt
 from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
-from engine.tools import keyword_only_reason
+from engine.searchers import keyword_only_reason
 from tui import export, toggles
 from tui.format import SCORE_BAR, bar_cells, location, score_bar, signed_shift, style_of
 from tui.messages import OpenLocation, SearchFailed, SearchFinished

@@ -45,8 +45,8 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from engine.index.chunking import Chunk
-from engine.index.openclaw_chunking import chunk_openclaw
 from engine.memory.redaction import redact_secrets
+from engine.openclaw.chunking import chunk_openclaw
 
 __all__ = ["FlatTranscript", "flatten_openclaw_transcript", "session_chunks", "session_path"]
 
@@ -158,10 +158,6 @@ _BEGIN_RE, _END_RE = _delimiter(_BEGIN_CONTEXT), _delimiter(_END_CONTEXT)
 # -- small JavaScript equivalents ---------------------------------------------------
 def _js_trim(text: str) -> str:
     return re.sub(f"^[{_WS}]+|[{_WS}]+$", "", text)
-
-
-def utf16_len(text: str) -> int:
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
 
 
 def normalize_text(value: str) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from engine.embeddings.base import EmbeddingProvider
-from engine.index.openclaw_chunking import text_hash
-from engine.index.store import Store
-from engine.search.openclaw_profile import (
+from engine.index.index_store import IndexStore
+from engine.openclaw.chunking import text_hash
+from engine.openclaw.profile import (
     OpenClawIndex,
     OpenClawOutcome,
     cosine_scores,
@@ -40,7 +40,7 @@ class OpenClawRunner:
         max_results: int,
         min_score: float,
         provider: EmbeddingProvider | None = None,
-        store: Store | None = None,
+        store: IndexStore | None = None,
         now_ms: float | None = None,
     ) -> OpenClawOutcome:
         with self.lock:
@@ -58,7 +58,7 @@ class OpenClawRunner:
         )
 
     def _vector_scores(
-        self, query: str, provider: EmbeddingProvider, store: Store | None
+        self, query: str, provider: EmbeddingProvider, store: IndexStore | None
     ) -> dict[str, float]:
         hashes = {cid: text_hash(c.text) for cid, c in self.index.chunks.items()}
         missing = [h for h in dict.fromkeys(hashes.values()) if h not in self.vectors]

@@ -3,7 +3,7 @@
 A user who asks "why did my agent's memory_search return X?" needs the ranking
 the agent got, not memdeck's own. This module reproduces 2026.9.6's keyword
 retrieval and ranking over a profile index built with OpenClaw's chunking
-(:mod:`engine.index.openclaw_chunking`), and explains every number with the same
+(:mod:`engine.openclaw.chunking`), and explains every number with the same
 :class:`~engine.search.pipeline.Candidate` breakdown memdeck uses (extended by
 :class:`OpenClawCandidate` for the profile's own factors). Behaviour, proven by
 tests/openclaw/ against the installed package:
@@ -49,15 +49,16 @@ from typing import Any
 
 import numpy as np
 
-from engine.index.openclaw_chunking import (
+from engine.openclaw.chunking import (
     OPENCLAW_CHUNKING_VERSION,
     chunk_entries,
     is_per_entry_file,
     strip_annotation_carriers,
     utf16_len,
 )
-from engine.search.openclaw_keywords import extract_keywords
+from engine.openclaw.keywords import extract_keywords
 from engine.search.pipeline import Candidate
+from engine.search.scoring import bm25_rank_to_score
 from engine.workspace.files import MAX_INDEX_BYTES
 from engine.workspace.safe_open import open_beneath
 
@@ -117,15 +118,6 @@ def fts_query(text: str) -> str | None:
 
 def _search_tokens(text: str) -> list[str]:
     return [t.lower() for t in word_tokens(unicodedata.normalize("NFC", text))]
-
-
-def bm25_to_score(rank: float) -> float:
-    if not math.isfinite(rank):
-        return 1 / 1000
-    if rank < 0:
-        relevance = -rank
-        return relevance / (1 + relevance)
-    return 1 / (1 + rank)
 
 
 def lexical_boost(
@@ -429,7 +421,7 @@ def _keyword_search(index: OpenClawIndex, query: str, ranking_query: str, label:
     if match:
         for cid, rank in index.body_hits(match):
             chunk = index.chunks[cid]
-            text_score = bm25_to_score(rank)
+            text_score = bm25_rank_to_score(rank)
             boost, parts = lexical_boost(query_tokens, chunk.path, chunk.text)
             hits[cid] = Hit(
                 cid,
@@ -446,7 +438,7 @@ def _keyword_search(index: OpenClawIndex, query: str, ranking_query: str, label:
     if path_tokens:
         path_match = " AND ".join('"' + t.replace('"', "") + '"' for t in path_tokens)
         for cid, rank in index.path_hits(path_match):
-            score = bm25_to_score(rank)
+            score = bm25_rank_to_score(rank)
             if cid in hits:
                 hits[cid].path_score = max(hits[cid].path_score, score)
             else:
