@@ -47,6 +47,7 @@ from engine.search.pipeline import (
     rank,
     retrieve,
 )
+from engine.search.results import check_query
 from engine.searchers import OpenClawSearcher, Searcher, choose_searcher
 from engine.status import EngineStatus, MultimodalScope, SyncSummary, WriteProblem
 from engine.workspace.files import Workspace
@@ -619,7 +620,9 @@ class Engine:
         *,
         today: dt.date | None = None,
     ) -> SearchOutcome:
-        """Retrieve and rank; an empty, never-synced index is synced first."""
+        """Retrieve and rank; an empty, never-synced index is synced first. A query
+        over ``MAX_QUERY_CHARS`` is refused (``QueryRefused``)."""
+        check_query(query)
         if self.unavailable is not None:
             raise IndexUnavailable(self.unavailable)
         options = options or self.default_options()

@@ -15,7 +15,7 @@ from typing import Any
 
 from engine.core import Engine
 from engine.search.pipeline import SearchOptions
-from engine.search.results import SearchAnswer, SearchUnavailable
+from engine.search.results import SearchAnswer, SearchUnavailable, check_query
 from engine.searchers import MemdeckSearcher, SearchRequest
 from engine.workspace.files import PathRefused, RootRule
 from engine.workspace.get_answer import PATH_NOT_ALLOWED, MemoryGetAnswer
@@ -55,6 +55,7 @@ def search_memory(
     reason = tools_disabled_reason(engine)
     if reason:
         return SearchUnavailable(error=reason, action="enable memorySearch in openclaw.json")
+    check_query(query)  # QueryRefused: the callers say it as a bad argument
     request = SearchRequest(
         query,
         max_results=max_results,

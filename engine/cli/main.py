@@ -411,7 +411,7 @@ def _search_options(engine: Engine, args: argparse.Namespace) -> SearchOptions:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from engine.search.results import SearchUnavailable
+    from engine.search.results import SearchUnavailable, query_problem
     from engine.tools import search_memory, tools_disabled_reason
 
     if args.batch is not None and args.query is not None:
@@ -420,6 +420,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         raise UsageError("search needs a QUERY or --batch FILE")
     if args.query is not None and not args.query.strip():
         raise UsageError("the query is empty: give words to search for")
+    if args.query is not None and (problem := query_problem(args.query)) is not None:
+        raise UsageError(problem)
     if args.batch is not None and str(args.batch) != "-" and not args.batch.is_file():
         what = "is a folder" if args.batch.is_dir() else "does not exist"
         raise UsageError(f"--batch {args.batch} {what}: give a JSONL file, or '-' for stdin")
@@ -564,6 +566,8 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
 def _search_batch(
     args: argparse.Namespace, run: Callable[[str], SearchAnswer | SearchUnavailable]
 ) -> int:
+    from engine.search.results import check_query
+
     stream = sys.stdin if str(args.batch) == "-" else open(args.batch, encoding="utf-8")  # noqa: SIM115
     try:
         for lineno, line in enumerate(stream, start=1):
@@ -577,6 +581,7 @@ def _search_batch(
                 query = item.get("query")
                 if not isinstance(query, str) or not query.strip():
                     raise TypeError('"query" must be a non-empty string')
+                check_query(query)
             except (ValueError, TypeError) as exc:
                 ident = item.get("id") if isinstance(item, dict) else None
                 error = {"id": ident, "line": lineno, "error": f"bad input line: {exc}"}

@@ -8,12 +8,14 @@ accepted, and a bad call gets a message naming the argument and the fix.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from engine.search.results import MAX_QUERY_CHARS
 from engine.tools import DEFAULT_GET_LINES, MAX_GET_CHARS
 
 MAX_RESULTS_LIMIT = 50
@@ -47,6 +49,7 @@ MEMORY_SEARCH = ToolSpec(
             "query": {
                 "type": "string",
                 "minLength": 1,
+                "maxLength": MAX_QUERY_CHARS,
                 "pattern": "\\S",
                 "description": "What to look for, in natural language or keywords.",
             },
@@ -163,23 +166,56 @@ def validate(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, A
     args = dict(arguments or {})
     validator = _validator(spec.name, spec)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+    props = spec.input_schema.get("properties", {})
     if not errors:
+        for key, value in args.items():  # JSON has no NaN, but Python's parser takes it
+            if isinstance(value, float) and not math.isfinite(value):
+                expected = _expected(props.get(key, {}))
+                raise BadArguments(
+                    f"{spec.name}: argument {key!r} is invalid ({value} is not a finite "
+                    f"number); expected {expected}"
+                )
         return args
     err = errors[0]
-    props = spec.input_schema.get("properties", {})
     where = ".".join(str(p) for p in err.absolute_path)
     if err.validator == "additionalProperties":
         known = ", ".join(props) or "none"
-        raise BadArguments(f"{spec.name}: {err.message}; the arguments it takes are: {known}")
+        extra = sorted(set(args) - set(props))
+        named = ", ".join(repr(_clip(k)) for k in extra[:5])
+        raise BadArguments(
+            f"{spec.name}: unexpected argument{'s' if len(extra) > 1 else ''} {named}; "
+            f"the arguments it takes are: {known}"
+        )
     if err.validator == "required":
         raise BadArguments(f"{spec.name}: {err.message}")
     hint = props.get(where, {}).get("description", "")
     expected = _expected(props.get(where, {}))
     raise BadArguments(
-        f"{spec.name}: argument {where!r} is invalid ({err.message})"
+        f"{spec.name}: argument {where!r} is invalid ({_problem(err)})"
         + (f"; expected {expected}" if expected else "")
         + (f". {hint}" if hint else "")
     )
+
+
+#: how much of a refused argument an error shows (an agent may send megabytes)
+ECHO_CHARS = 60
+
+
+def _clip(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + f"… ({len(text):,} chars)"
+
+
+def _problem(err: Any) -> str:
+    """jsonschema's complaint without the value itself when that is long (its own
+    message embeds the whole instance)."""
+    instance = err.instance
+    if err.validator == "maxLength" and isinstance(instance, str):
+        return f"{len(instance):,} characters; at most {err.validator_value:,}"
+    if err.validator == "type":
+        return f"{_clip(repr(instance))} is not of type {err.validator_value!r}"
+    text = str(err.message)
+    return text if len(text) <= 200 else _clip(repr(instance)) + f" fails {err.validator}"
 
 
 _VALIDATORS: dict[str, Any] = {}

@@ -48,6 +48,7 @@ from engine.index.recall_log import (
     SearchRow,
     hits_of,
 )
+from engine.search.results import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from engine.search.pipeline import SearchOutcome
@@ -92,7 +93,7 @@ PRUNE_EVERY = 500
 MAX_SEARCHES = 20_000
 #: A stored query is cut to this many characters (a longer one is refused by the
 #: search itself; this bounds what any other caller can store).
-MAX_STORED_QUERY_CHARS = 4_096
+MAX_STORED_QUERY_CHARS = MAX_QUERY_CHARS
 #: A stored client name (the MCP client's ``clientInfo.name``) is cut to this.
 MAX_CLIENT_CHARS = 64
 

@@ -18,6 +18,32 @@ from engine.records import JsonRecord
 
 #: a snippet's length before its ``Source:`` footer (OpenClaw's 700 characters)
 SNIPPET_MAX_CHARS = 700
+#: the longest query ``memory_search`` takes (the MCP schema, the CLI, the app): a
+#: question or a paragraph fits many times over; the embedding model reads ~2,000
+#: characters of it, and the recall log stores at most this much of one
+MAX_QUERY_CHARS = 4_096
+
+
+class QueryRefused(ValueError):
+    """The query cannot be searched (too long); the message says why, never echoing it."""
+
+
+def query_problem(query: str) -> str | None:
+    """Why ``query`` is refused, or None."""
+    if len(query) > MAX_QUERY_CHARS:
+        return (
+            f"the query is {len(query):,} characters; memory_search takes at most "
+            f"{MAX_QUERY_CHARS:,}: search for the words that matter"
+        )
+    return None
+
+
+def check_query(query: str) -> str:
+    """``query`` if it can be searched, else :class:`QueryRefused`."""
+    problem = query_problem(query)
+    if problem is not None:
+        raise QueryRefused(problem)
+    return query
 
 
 def snippet(text: str, limit: int = SNIPPET_MAX_CHARS) -> str:

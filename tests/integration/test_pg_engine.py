@@ -230,7 +230,7 @@ def test_status_and_errors_never_show_the_password(tmp_path: Path, pg_server) ->
     eng = engine_for(ws, pg_env(tmp_path / "s", dsn, namespace=f"pw-{os.getpid()}"), None)
     try:
         eng.sync()
-        shown = repr(eng.status()) + repr(eng.pg) + str(eng.pg)
+        shown = repr(eng.status()) + repr(eng.backend.selection) + str(eng.backend.selection)
         assert secret not in shown and "postgres:***@127.0.0.1" in shown
     finally:
         eng.close()

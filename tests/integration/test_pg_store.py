@@ -221,12 +221,25 @@ def test_line_vectors_match_sqlite(both) -> None:
         assert st.line_vectors(["h1", "h2"], "m1") == {}
 
 
-def test_pg_store_has_every_operation_of_the_sqlite_store() -> None:
-    """The engine calls the store by duck typing: a method the SQLite store gains
-    must exist here too (``vector_matrix`` is the numpy path's, used by nothing
-    outside ``store.py``)."""
-    public = {n for n in dir(Store) if not n.startswith("_")}
-    assert public - {n for n in dir(PgStore) if not n.startswith("_")} <= {"vector_matrix"}
+def test_both_stores_implement_the_index_store_interface(pg_dsn: str, tmp_path) -> None:
+    """mypy checks the signatures where a store is used as an ``IndexStore``; this
+    checks every member exists on real instances of both, and that the SQLite
+    store's public operations beyond the interface are only the file's own (the
+    numpy vector matrix and the compaction of a rebuilt file)."""
+    from engine.index.index_store import IndexStore
+
+    wanted = {n for n in dir(IndexStore) if not n.startswith("_")} | set(
+        IndexStore.__annotations__
+    )
+    sqlite, pg = Store(tmp_path / "i.sqlite"), PgStore(pg_dsn, "iface")
+    try:
+        for store in (sqlite, pg):
+            assert {n for n in wanted if not hasattr(store, n)} == set(), type(store)
+    finally:
+        sqlite.close()
+        pg.close()
+    extras = {n for n in dir(Store) if not n.startswith("_") and not n.isupper()} - wanted
+    assert extras <= {"vector_matrix", "compact"}, extras
 
 
 def test_opening_a_store_does_not_wait_for_writers(pg_dsn: str) -> None:
