@@ -152,9 +152,7 @@ def test_every_command_and_its_options_are_documented(command: Command) -> None:
     usage = _usage_blocks(SECTION, command.words)
     name = " ".join(command.words)
     assert usage, f'docs/cli.md "Commands" has no usage line for `memdeck {name}`'
-    missing = sorted(
-        o for o in command.options - GLOBAL_OPTIONS if not _mentions(usage, o)
-    )
+    missing = sorted(o for o in command.options - GLOBAL_OPTIONS if not _mentions(usage, o))
     assert not missing, f"`memdeck {name}` options missing from its usage in docs/cli.md: {missing}"
 
 
