@@ -1,8 +1,8 @@
-"""memdeck's own settings (theme, keymap, layout), kept apart from ``openclaw.json``.
+"""The app's part of memdeck's own settings file: theme, keymap, layout.
 
-OpenClaw validates its config strictly, so UI preferences live in
-``<memdeck home>/settings.json`` (JSON5: comments and trailing commas allowed).
-A broken file never stops the app: the defaults are used and the problems are
+The file (``<memdeck home>/settings.json``) is read once by
+``engine.config.memdeck_settings``; this module validates the app's keys. A
+broken file never stops the app: the defaults are used and the problems are
 reported once, with the file name and the key.
 """
 
@@ -18,14 +18,14 @@ from pathlib import Path
 
 import json5
 
-from engine.config.paths import memdeck_home
+from engine.config.memdeck_settings import (
+    KNOWN_KEYS,
+    SETTINGS_FILENAME,
+    memdeck_settings_path,
+    read_memdeck_settings,
+)
 
-SETTINGS_FILENAME = "settings.json"
 PANES = ("tree", "editor", "search", "monitor")
-#: every top-level key of settings.json; the app validates its own three, the others
-#: belong to the engine: profile (engine.config.profile), mcp (engine.mcp.settings,
-#: validated by `memdeck mcp`), store (engine.index.pg_backend, validated at start)
-KNOWN_KEYS = ("theme", "keymap", "layout", "profile", "mcp", "store")
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class UISettings:
 
 
 def settings_path(env: Mapping[str, str] = os.environ) -> Path:
-    return memdeck_home(env) / SETTINGS_FILENAME
+    return memdeck_settings_path(env)
 
 
 def parse_settings(data: object, name: str = SETTINGS_FILENAME) -> UISettings:
@@ -93,25 +93,18 @@ def parse_settings(data: object, name: str = SETTINGS_FILENAME) -> UISettings:
 
 def load_ui_settings(path: Path) -> UISettings:
     """Read ``path`` if it exists; a missing file is simply the defaults."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    read = read_memdeck_settings(path)
+    if not read.exists:
         return UISettings(path=path)
-    except OSError as exc:
-        return UISettings(path=path, problems=(f"{path}: cannot read ({exc.strerror or exc})",))
-    try:
-        data = json5.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        return UISettings(path=path, problems=(f"{path}: not UTF-8 text (byte {exc.start})",))
-    except ValueError as exc:
-        return UISettings(path=path, problems=(f"{path}: not valid JSON5 ({exc})",))
-    parsed = parse_settings(data, path.name)
+    if read.messages("file"):  # unreadable, not JSON5, not an object: all defaults
+        return UISettings(path=path, problems=read.messages("file"))
+    parsed = parse_settings(dict(read.ui), path.name)
     return UISettings(
         theme=parsed.theme,
         keymap=parsed.keymap,
         layout=parsed.layout,
         path=path,
-        problems=parsed.problems,
+        problems=read.messages("file", "ui") + parsed.problems,
     )
 
 

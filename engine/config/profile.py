@@ -12,9 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-import json5
-
-from engine.config.paths import memdeck_home
+from engine.config.memdeck_settings import load_memdeck_settings
 
 Profile = Literal["memdeck", "openclaw"]
 PROFILES: tuple[Profile, ...] = ("memdeck", "openclaw")
@@ -40,11 +38,7 @@ def resolve_profile(
         return _check(explicit, "--profile"), "--profile"
     if env.get(PROFILE_ENV, "").strip():
         return _check(env[PROFILE_ENV], f"${PROFILE_ENV}"), f"${PROFILE_ENV}"
-    path = memdeck_home(env) / "settings.json"
-    try:
-        data = json5.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        data = None  # the app reports a broken settings.json itself
-    if isinstance(data, dict) and isinstance(data.get("profile"), str):
-        return _check(data["profile"], f"{path}: profile"), str(path)
+    settings = load_memdeck_settings(env)  # a broken file: the app lists its problems
+    if settings.profile is not None:
+        return _check(settings.profile, f"{settings.path}: profile"), str(settings.path)
     return "memdeck", "default"

@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from engine.config.loader import ConfigError, read_json5
-from engine.config.paths import env_value, memdeck_home
+from engine.config.memdeck_settings import load_memdeck_settings
+from engine.config.paths import env_value
+from engine.config.reader import ConfigError
 from engine.index.index_store import IndexStore
 from engine.index.lock import LockGrant
 
@@ -37,9 +38,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 BACKEND_ENV = "MEMDECK_STORE_BACKEND"
-DEFAULT_DSN_ENV = "MEMDECK_PG_DSN"
 NAMESPACE_ENV = "MEMDECK_PG_NAMESPACE"
-_KEYS = ("backend", "dsnEnv", "namespace")
 
 
 @dataclass(frozen=True)
@@ -64,31 +63,21 @@ def load_store_backend(env: Mapping[str, str] = os.environ) -> PgSelection | Non
     A mistake stops with a ConfigError naming the key: a store silently falling
     back to a local file would split a team's memory without anyone noticing.
     """
-    path = memdeck_home(env) / "settings.json"
-    data = read_json5(path, empty={}) if path.is_file() else {}
-    if not isinstance(data, Mapping):
-        raise ConfigError("expected an object at the top level", file=path)
-    section = data.get("store", {})
-    if not isinstance(section, Mapping):
-        raise ConfigError("expected an object", file=path, key="store")
-    for key in section:
-        if key not in _KEYS:
-            raise ConfigError(
-                f"unknown key (known: {', '.join(_KEYS)})", file=path, key=f"store.{key}"
-            )
-    backend: Any = env_value(env, BACKEND_ENV) or section.get("backend", "sqlite")
+    settings = load_memdeck_settings(env)
+    path = settings.path
+    problem = settings.problem("store")
+    if problem is not None:
+        raise problem
+    section = settings.store
+    backend: Any = env_value(env, BACKEND_ENV) or section.backend
     if backend not in ("sqlite", "postgres"):
         raise ConfigError(
-            f"expected 'sqlite' or 'postgres', got {backend!r}", file=path, key="store.backend"
+            f"expected 'sqlite' or 'postgres', got {backend!r}", key=f"${BACKEND_ENV}"
         )
     if backend == "sqlite":
         return None
-    dsn_env = section.get("dsnEnv", DEFAULT_DSN_ENV)
-    if not isinstance(dsn_env, str) or not dsn_env:
-        raise ConfigError("expected an environment variable name", file=path, key="store.dsnEnv")
-    namespace = env_value(env, NAMESPACE_ENV) or section.get("namespace")
-    if namespace is not None and (not isinstance(namespace, str) or not namespace.strip()):
-        raise ConfigError("expected a non-empty string", file=path, key="store.namespace")
+    dsn_env = section.dsn_env
+    namespace = env_value(env, NAMESPACE_ENV) or section.namespace
     dsn = env_value(env, dsn_env)
     if not dsn:
         raise ConfigError(

@@ -25,12 +25,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.config.loader import ConfigError, read_json5
-from engine.config.paths import env_value, memdeck_home
+from engine.config.memdeck_settings import (
+    MIN_TOKEN_CHARS,
+    SETTINGS_FILENAME,
+    load_memdeck_settings,
+    memdeck_settings_path,
+)
+from engine.config.paths import env_value
+from engine.config.reader import ConfigError
 
 TOKEN_ENV = "MEMDECK_MCP_TOKEN"
-SETTINGS_FILENAME = "settings.json"
-_KEYS = ("allowAppend", "token", "allowedOrigins", "allowedHosts")
+__all__ = [
+    "SETTINGS_FILENAME",
+    "TOKEN_ENV",
+    "McpSettings",
+    "load_mcp_settings",
+    "mcp_settings_path",
+]
 
 
 @dataclass(frozen=True)
@@ -44,49 +55,34 @@ class McpSettings:
 
 
 def mcp_settings_path(env: Mapping[str, str] = os.environ) -> Path:
-    return memdeck_home(env) / SETTINGS_FILENAME
+    return memdeck_settings_path(env)
 
 
 def load_mcp_settings(env: Mapping[str, str] = os.environ) -> McpSettings:
-    """Read the ``mcp`` section (a missing file or section means the defaults)."""
-    path = mcp_settings_path(env)
+    """The ``mcp`` section (a missing file or section means the defaults) and the
+    token from the environment; a mistake in either raises ``ConfigError``."""
+    settings = load_memdeck_settings(env)
+    problem = settings.problem("mcp")
+    if problem is not None:
+        raise problem
+    section = settings.mcp
     env_token = env_value(env, TOKEN_ENV)
-    data = read_json5(path, empty={}) if path.is_file() else {}
-    if not isinstance(data, Mapping):
-        raise ConfigError("expected an object at the top level", file=path)
-    section = data.get("mcp", {})
-    if not isinstance(section, Mapping):
-        raise ConfigError("expected an object", file=path, key="mcp")
-    for key in section:
-        if key not in _KEYS:
-            raise ConfigError(
-                f"unknown key (known: {', '.join(_KEYS)})", file=path, key=f"mcp.{key}"
-            )
-    allow = section.get("allowAppend", False)
-    if not isinstance(allow, bool):
-        raise ConfigError(
-            f"expected true or false, got {allow!r}", file=path, key="mcp.allowAppend"
-        )
-    token = section.get("token")
-    if token is not None and (not isinstance(token, str) or len(token.strip()) < 16):
-        raise ConfigError("expected a string of at least 16 characters", file=path, key="mcp.token")
-    lists = {}
-    for key in ("allowedOrigins", "allowedHosts"):
-        value = section.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ConfigError("expected a list of strings", file=path, key=f"mcp.{key}")
-        lists[key] = tuple(value)
     if env_token:
-        token, source = env_token, f"${TOKEN_ENV}"
-    elif token:
-        token, source = token.strip(), str(path)
+        if len(env_token.strip()) < MIN_TOKEN_CHARS:
+            raise ConfigError(
+                f"${TOKEN_ENV} is {len(env_token.strip())} characters; a bearer token needs "
+                f"at least {MIN_TOKEN_CHARS} (e.g. `openssl rand -hex 24`)"
+            )
+        token, source = env_token.strip(), f"${TOKEN_ENV}"
+    elif section.token:
+        token, source = section.token, str(settings.path)
     else:
         token, source = None, None
     return McpSettings(
-        allow_append=allow,
+        allow_append=section.allow_append,
         token=token,
         token_source=source,
-        allowed_origins=lists["allowedOrigins"],
-        allowed_hosts=lists["allowedHosts"],
-        path=path if path.is_file() else None,
+        allowed_origins=section.allowed_origins,
+        allowed_hosts=section.allowed_hosts,
+        path=settings.path if settings.exists else None,
     )

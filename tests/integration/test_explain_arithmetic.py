@@ -40,7 +40,7 @@ from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search import explain
 from engine.search.pipeline import Candidate, SearchOptions, SearchOutcome, rank, retrieve
-from engine.tools import search_answer
+from engine.searchers import search_answer
 from tests.bench import locomo
 from tests.bench.common import bench_settings
 from tests.bench.synthetic import HashEmbedder

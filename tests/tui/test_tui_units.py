@@ -170,7 +170,7 @@ def test_settings_problems_are_reported_and_defaults_kept(tmp_path: Path) -> Non
     broken = tmp_path / "settings.json"
     broken.write_text("{theme: ", encoding="utf-8")
     loaded = load_ui_settings(broken)
-    assert loaded.problems and "not valid JSON5" in loaded.problems[0]
+    assert loaded.problems and "JSON5 syntax error at line 1, column 9" in loaded.problems[0]
     assert load_ui_settings(tmp_path / "absent.json").problems == ()
 
 
