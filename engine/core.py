@@ -163,6 +163,11 @@ class Engine:
         #: the integrity check run because the last writer died holding the lock
         #: (what it found and how long it took); None when none was needed
         self.integrity_check: str | None = None
+        #: what the last check of memdeck's own structures found (``Store.check``):
+        #: reported by status until a writer repairs it from the Markdown
+        self.damage: tuple[str, ...] = ()
+        #: why the last search failed (None once one succeeds): status reports it
+        self.search_error: str | None = None
         # the first search of a new workspace: a background first index, and an
         # in-memory keyword index answering meanwhile (see _search_while_building)
         self._first_sync: threading.Thread | None = None
@@ -192,6 +197,8 @@ class Engine:
             if read_only or self.store.snapshot or not self.backend.local_file
             else self._clean_debris()
         )
+        if not read_only and self.backend.local_file:
+            self.damage = self.store.check()  # cheap; the next sync with a check repairs
         #: who answers memory_search (memdeck's ranking, the openclaw profile or qmd),
         #: chosen once; ``searcher_for`` gives another for one call's ``--backend``
         self._searchers: dict[tuple[str | None, str | None], Searcher] = {
@@ -456,6 +463,7 @@ class Engine:
         force: bool = False,
         cancel: threading.Event | None = None,
         paths: Iterable[Path | str] | None = None,
+        check: Literal["cheap", "thorough"] | None = None,
     ) -> SyncDone:
         """Bring the index up to date (full atomic rebuild if the fingerprint changed).
 
@@ -469,6 +477,10 @@ class Engine:
         chunks listing 18,000 files is ~1 s of an edit's way to the index. Any
         path that is not a Markdown memory file, or a pending full rebuild, makes
         it an ordinary listing sync.
+
+        ``check`` first checks the index (``memdeck index``: "cheap", its pages and
+        memdeck's structures; ``--check``: "thorough") and rebuilds it from the
+        Markdown when anything is damaged, saying so in ``recovered``.
         """
         if self.read_only:
             raise IndexReadOnly("this engine was opened read-only (status/search/get)")
@@ -478,6 +490,7 @@ class Engine:
                 force=force,
                 cancel=cancel,
                 paths=None if paths is None else list(paths),
+                check=check,
             )
         except (IndexUnavailable, CorruptIndexError, BusyIndexError):
             raise
@@ -496,6 +509,7 @@ class Engine:
         force: bool,
         cancel: threading.Event | None,
         paths: list[Path | str] | None = None,
+        check: Literal["cheap", "thorough"] | None = None,
     ) -> SyncDone:
         if self.store.snapshot:
             # opened read-only (full disk, read-only folder): writable again?
@@ -520,6 +534,10 @@ class Engine:
             self.state.running = True
             try:
                 self.refresh_store()
+                if check is not None and self._damage_found(
+                    "thorough" if check == "thorough" else "index"
+                ):
+                    force = True  # rebuilt from the Markdown (and the sound cached vectors)
                 try:
                     done = self._sync_once(self.fingerprint(), force, reason, cancel, paths)
                 except ProviderSwitched:
@@ -570,6 +588,25 @@ class Engine:
         store.vec_requested = self.vector_path == "sqlite-vec"
         return Indexer(store, self.provider, self.ms, self.bus, cancel)
 
+    def _damage_found(self, level: Literal["index", "thorough"]) -> bool:
+        """Check the index under the writer lock; damaged pages → the file is moved
+        aside; any finding → True (the caller rebuilds), said in ``recovered``."""
+        found = self.store.check(level)
+        self.damage = found
+        if not found:
+            return False
+        what = "; ".join(found)
+        if self.backend.local_file and any(
+            f.startswith(("damaged pages", "the index cannot be read")) for f in found
+        ):
+            with self._swap_lock:
+                self.store.close()
+                self.store = self._recover_corrupt(what)
+                self._store_key = self.backend.identity(self.store)
+        else:
+            self.recovered = f"index damage found ({what}); rebuilt from the Markdown"
+        return True
+
     def _full_reindex(
         self, fp: dict[str, Any], reason: str, cancel: threading.Event | None
     ) -> SyncDone:
@@ -594,6 +631,7 @@ class Engine:
                 self.store.close()
                 self.store = live
                 self._store_key = self.backend.identity(self.store)
+        self.damage = ()  # rebuilt from the Markdown
         done = dataclasses.replace(done, duration=time.perf_counter() - started, at=time.time())
         total = done.files_indexed
         self.bus.publish(SyncProgress(phase="swap", files_done=total, files_total=total))
@@ -643,11 +681,12 @@ class Engine:
         except BusyIndexError:
             raise
         except DatabaseError as exc:
-            if not repairable:
+            self.search_error = f"{type(exc).__name__}: {exc}"
+            if not repairable:  # a reader: say so and leave the repair to a writer
                 if isinstance(exc, CorruptIndexError):
-                    with self._swap_lock:
-                        self.store.close()
-                        self.store = self._recover_corrupt(str(exc))
+                    raise CorruptIndexError(
+                        f"{exc}; run `memdeck index` to rebuild it from the Markdown"
+                    ) from exc
                 raise
             # after a failed query: check the file, rebuild what is damaged, answer again
             if not self._repair_after_failed_query(
@@ -664,6 +703,7 @@ class Engine:
             self._repair_after_failed_query(retrieval.vector_error, corrupt=False, vec=True)
             retrieval = self._retrieve(query, options)
         outcome = rank(retrieval, options, today)
+        self.search_error = None
         ms = (time.perf_counter() - t0) * 1000
         outcome.timings_ms["total"] = ms
         self.bus.publish(SearchTimed(query=query, mode=outcome.mode, duration_ms=ms))
@@ -808,6 +848,8 @@ class Engine:
             last_error=self.state.last_error,
             recovered=self.recovered,
             integrity_check=self.integrity_check,
+            damage=self.damage or (store.check() if self.read_only else ()),
+            search_error=self.search_error,
             write_problem=self.write_problem,
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)

@@ -130,6 +130,11 @@ class EngineStatus(JsonRecord):
     openclaw_rejections: tuple[str, ...] = ()
     #: the check run because the last writer died holding the lock (what it found)
     integrity_check: str | None = None
+    #: what the last check of the index found damaged (``Store.check``); a writer
+    #: (``memdeck index``) rebuilds it from the Markdown
+    damage: tuple[str, ...] = ()
+    #: why the last search failed (None after one succeeds)
+    search_error: str | None = None
     #: why the index cannot be written right now (full disk, read-only folder…);
     #: None while writes work
     write_problem: WriteProblem | None = None

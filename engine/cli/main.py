@@ -99,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("status", parents=[common], help="index, provider and store status")
     p = sub.add_parser("index", parents=[common], help="sync the index with the files")
     p.add_argument("--force", action="store_true", help="full atomic reindex")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="check the whole index first (pages, FTS5, every vector and posting); "
+        "rebuild it from the Markdown if anything is damaged",
+    )
     p.add_argument("--progress", action="store_true", help="progress bar on stderr")
     p = sub.add_parser(
         "watch", parents=[common], help="keep the index in sync with the files until Ctrl-C"
@@ -263,6 +269,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines += status_lines(st)
     for path, err in st.file_errors.items():
         lines.append(f"file error  {path}: {err}")
+    for finding in st.damage:
+        lines.append(f"damage      {finding} (`memdeck index` rebuilds it from the Markdown)")
+    if st.search_error:
+        lines.append(f"search error {st.search_error}")
     emit(args, st.to_json(), "\n".join(lines))
     return EXIT_OK
 
@@ -300,7 +310,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
         show_qmd_progress(engine.qmd)
     try:
-        done = engine.sync(reason="manual", force=args.force)
+        done = engine.sync(
+            reason="manual", force=args.force, check="thorough" if args.check else "cheap"
+        )
         if engine.qmd is not None:
             engine.qmd.refresh("manual")  # qmd update + embed, waited for
         st = engine.status()
@@ -325,6 +337,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         # after a writer died holding the lock, or a damaged index: what was done
         "integrity_check": st.integrity_check,
         "recovered": st.recovered,
+        "damage": list(st.damage),
     }
     text = (
         f"{'full reindex' if done.full else 'sync'}: {done.files_indexed} files indexed, "
@@ -478,10 +491,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         engine.close()
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
-        return EXIT_OK
-    if isinstance(result, SearchUnavailable):
+    if isinstance(result, SearchUnavailable):  # a failed search fails, --json or not
         print(f"memory search unavailable: {result.error}", file=sys.stderr)
         return EXIT_RUNTIME
+    if args.json:
+        return EXIT_OK
     n = len(result.results)
     print(
         f"{n} result{'' if n == 1 else 's'} · mode {result.mode} · provider {result.provider}"
@@ -728,6 +742,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.no_tui:
         # the demo parser has no index flags: build the index as `memdeck index --progress`
         args.workspace, args.force, args.progress = target, False, sys.stderr.isatty()
+        args.check = False
         return cmd_index(args)
     return launch_tui(args, target)
 

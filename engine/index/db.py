@@ -131,6 +131,11 @@ class Database:
                 return list(cur) if self._is_apsw else cur.fetchall()
             except self._error as exc:
                 raise _classify(exc) from exc
+            except UnicodeDecodeError as exc:  # text bytes SQLite stored are not UTF-8
+                raise CorruptIndexError(
+                    f"{self.path}: a stored text is not valid UTF-8 (byte {exc.start}:"
+                    f" {exc.reason}); the index is damaged"
+                ) from exc
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._lock:

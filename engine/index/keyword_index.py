@@ -75,6 +75,7 @@ create table if not exists kw_lengths (page integer primary key, dls blob not nu
 # -- encoding -------------------------------------------------------------------------------
 _WIDTHS: dict[int, type[np.unsignedinteger]] = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
+
 def _pack(values: np.ndarray) -> bytes:
     """Non-negative integers, zlib'd in the narrowest of 16/32/64 bits (first byte)."""
     top = int(values.max()) if len(values) else 0
@@ -336,9 +337,7 @@ class KeywordIndex:
         return len(self.postings(term, self._generation())[0])
 
     # -- ranking -------------------------------------------------------------------------
-    def top_k(
-        self, words: Sequence[str], k: int, *, require_all: bool, state: object
-    ) -> TopK:
+    def top_k(self, words: Sequence[str], k: int, *, require_all: bool, state: object) -> TopK:
         """FTS5's ``"w1" AND/OR "w2" … ORDER BY rank LIMIT k`` (ties by row id)."""
         phrases = self.phrases(words)
         if phrases is None:
@@ -450,6 +449,30 @@ class KeywordIndex:
         return bm25_scores(phrases, tfs, dls, idfs, avgdl)
 
     # -- keeping in step ---------------------------------------------------------------------
+    def check(self) -> list[str]:
+        """Every posting against the row lengths: a row's term frequencies add up to
+        its length in tokens, and no posting names a row that has none. One finding
+        line per kind of mismatch (``memdeck index --check``)."""
+        lengths = self.lengths(("check", self._generation()))
+        totals = np.zeros(len(lengths), dtype=np.int64)
+        stray = 0
+        generation = self._generation()
+        terms = self.db.execute("select term from kw_postings union select term from kw_pending")
+        for (term,) in terms:
+            docs, tfs = self.postings(str(term), generation)
+            inside = docs < len(lengths)
+            stray += int((~inside).sum())
+            np.add.at(totals, docs[inside], tfs[inside])
+        known = lengths >= 0
+        stray += int((totals[~known] > 0).sum())
+        off = int((totals[known] != lengths[known]).sum())
+        found = []
+        if off:
+            found.append(f"the keyword postings of {off} rows do not add up to their lengths")
+        if stray:
+            found.append(f"{stray} keyword postings name rows the index does not have")
+        return found
+
     def follow(self, removed: Iterable[tuple[int, str]], added: Iterable[tuple[int, str]]) -> None:
         """Record a write's removed and added rows (inside the caller's transaction)."""
         self._snapshot = None

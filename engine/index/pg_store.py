@@ -825,6 +825,11 @@ class PgStore:
             vector="pgvector",
         )
 
+    def check(self, level: Literal["open", "index", "thorough"] = "open") -> tuple[str, ...]:
+        """The cross-table checks (the server keeps its own pages)."""
+        found = self.integrity_check()
+        return () if found == "ok" else tuple(found.split("; "))
+
     def quick_check(self) -> str:
         """The server keeps its pages sound: the cross-table checks are the check."""
         return self.integrity_check()

@@ -54,7 +54,8 @@ def table_tokenizer(create_sql: str) -> str:
 #: full reindex (``indexer.copy_into``).
 PAGE_SIZE = 16384
 
-_SCHEMA = """
+_SCHEMA = (
+    """
 create table if not exists meta (key text primary key, value text not null);
 create table if not exists files (
     path text primary key, source text not null, hash text not null,
@@ -82,7 +83,18 @@ create table if not exists line_vectors (
     lines integer not null, vectors blob not null,
     primary key (chunk_hash, model)
 );
-""" + keyword_index.SCHEMA
+"""
+    + keyword_index.SCHEMA
+)
+
+
+#: how much of the index a check reads (``Store.check``)
+CheckLevel = Literal["open", "index", "thorough"]
+
+
+def _sound_vector(vec: np.ndarray) -> bool:
+    """Finite and not all zero (an embedding is never the zero vector)."""
+    return bool(vec.size) and bool(np.isfinite(vec).all()) and bool(np.any(vec))
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,9 +510,7 @@ class Store:
             return
         kw = self.keyword_index()
         if kw is None:
-            self.db.execute(
-                "update meta set value = '' where key = ?", (keyword_index.META_KEY,)
-            )
+            self.db.execute("update meta set value = '' where key = ?", (keyword_index.META_KEY,))
             return
         kw.follow(removed, added)
 
@@ -563,13 +573,15 @@ class Store:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        return {
-            r[0]: np.frombuffer(r[1], dtype=np.float32)
-            for r in self.db.execute(
-                f"select id, embedding from chunks where id in ({marks})", list(ids)
-            )
-            if r[1] is not None
-        }
+        out = {}
+        for cid, blob in self.db.execute(
+            f"select id, embedding from chunks where id in ({marks})", list(ids)
+        ):
+            if blob is not None:
+                vec = np.frombuffer(blob, dtype=np.float32)
+                if np.isfinite(vec).all():  # damaged bytes are never ranked
+                    out[cid] = vec
+        return out
 
     # -- line vectors (memdeck extension: one vector per line of a chunk) ----------
     def chunk_hashes(self, ids: Sequence[int]) -> dict[int, str]:
@@ -596,7 +608,9 @@ class Store:
                 f" where model = ? and chunk_hash in ({marks})",
                 [model, *part],
             ):
-                out[h] = np.frombuffer(blob, dtype=np.float32).reshape(lines, dims)
+                mat = np.frombuffer(blob, dtype=np.float32).reshape(lines, dims)
+                if np.isfinite(mat).all():  # damaged bytes: the chunk ranks without them
+                    out[h] = mat
         return out
 
     def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
@@ -653,7 +667,9 @@ class Store:
                 [provider, model, provider_key, *part],
             ):
                 if blob:  # a reference whose chunk is gone (cannot happen): embed again
-                    out[h] = np.frombuffer(blob, dtype=np.float32)
+                    vec = np.frombuffer(blob, dtype=np.float32)
+                    if _sound_vector(vec):  # damaged bytes: embed that text again
+                        out[h] = vec
         return out
 
     def cache_share_with_chunks(self) -> int:
@@ -719,9 +735,24 @@ class Store:
                         "insert or ignore into embedding_cache select * from old.embedding_cache"
                         " where length(embedding) > 0"
                     )
-                return int(db.scalar("select changes()") or 0)
+                copied = int(db.scalar("select changes()") or 0)
         except DatabaseError:
             return 0
+        return copied - self._drop_unsound_cache()
+
+    def _drop_unsound_cache(self) -> int:
+        """Delete cached vectors with damaged bytes (not finite, or all zero): what a
+        rebuild salvages must not carry the damage into the new index."""
+        bad = [
+            (rowid,)
+            for rowid, blob in self.db.execute(
+                "select rowid, embedding from embedding_cache where length(embedding) > 0"
+            )
+            if not _sound_vector(np.frombuffer(blob, dtype=np.float32))
+        ]
+        if bad:
+            self.db.executemany("delete from embedding_cache where rowid = ?", bad)
+        return len(bad)
 
     # -- retrieval --------------------------------------------------------------
     def fts_search(self, match: str, limit: int, sources: Sequence[str]) -> list[tuple[int, float]]:
@@ -985,6 +1016,114 @@ class Store:
     def integrity_check(self) -> str:
         """``pragma integrity_check`` ("ok" when healthy)."""
         return "; ".join(str(r[0]) for r in self.db.execute("pragma integrity_check"))
+
+    def check(self, level: CheckLevel = "open") -> tuple[str, ...]:
+        """The index checked at ``level``; each finding one line (none: healthy).
+
+        ``open`` (milliseconds at 100k chunks, when an engine opens the index): every
+        file's chunk count against its rows, FTS5's row count and the keyword index's
+        lengths against the chunks, the keyword postings present, stored vector
+        sizes. ``index`` (before ``memdeck index`` syncs) adds SQLite's page check
+        and every chunk text readable. ``thorough`` (``memdeck index --check``) adds
+        FTS5's integrity check against the text, every vector finite and non-zero
+        (chunks, cache, line vectors) and every keyword posting against the row
+        lengths. A damaged page answers as a finding, never as an exception."""
+        try:
+            found = self._cheap_findings()
+            if level != "open":
+                found += self._page_findings()
+            if level == "thorough" and not found:
+                found += self._thorough_findings()
+        except DatabaseError as exc:
+            found = [f"the index cannot be read: {exc}"]
+        return tuple(found)
+
+    def _cheap_findings(self) -> list[str]:
+        found: list[str] = []
+        chunks = int(self.db.scalar("select count(*) from chunks") or 0)
+        off = int(
+            self.db.scalar(
+                "select count(*) from files f where chunks <>"
+                " (select count(*) from chunks c where c.path = f.path)"
+            )
+            or 0
+        )
+        if off:
+            found.append(f"{off} files whose chunk count differs from their rows")
+        orphans = int(
+            self.db.scalar(
+                "select count(*) from (select distinct path from chunks) c"
+                " where not exists (select 1 from files f where f.path = c.path)"
+            )
+            or 0
+        )
+        if orphans:
+            found.append(f"chunks of {orphans} files that have no file row")
+        if self.fts_available:
+            totals = keyword_index.totals(self.db)
+            if totals is not None and totals[0] != chunks:
+                found.append(f"the FTS5 index holds {totals[0]} rows for {chunks} chunks")
+        kw = self._ready_keyword_index()
+        if kw is not None and chunks:
+            lengths = int((kw.lengths(("check", chunks)) >= 0).sum())
+            if lengths != chunks:
+                found.append(f"the keyword index has lengths for {lengths} of {chunks} chunks")
+            if not self.db.scalar("select 1 from kw_postings limit 1"):
+                found.append(f"the keyword index has no postings for {chunks} chunks")
+        dims = self.dims
+        if dims:
+            wrong = int(
+                self.db.scalar(
+                    "select count(*) from chunks where embedding is not null"
+                    " and length(embedding) <> ?",
+                    (dims * 4,),
+                )
+                or 0
+            )
+            if wrong:
+                found.append(f"{wrong} chunk vectors are not {dims} numbers long")
+        return found
+
+    def _page_findings(self) -> list[str]:
+        pages = self.quick_check()
+        if pages != "ok":
+            return [f"damaged pages: {pages}"]
+        zero = int(
+            self.db.scalar(
+                "select count(*) from chunks where embedding is not null"
+                " and embedding = zeroblob(length(embedding))"
+            )
+            or 0
+        )
+        for (text,) in self.db.execute("select text from chunks"):  # raises on bad UTF-8
+            if not isinstance(text, str):
+                return ["a chunk's text is not text"]
+        return [f"{zero} chunk vectors are all zero"] if zero else []
+
+    def _thorough_findings(self) -> list[str]:
+        found: list[str] = []
+        if self.fts_available:
+            try:
+                self.db.execute(
+                    "insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)"
+                )
+            except DatabaseError as exc:
+                found.append(f"the FTS5 index does not match the chunk text ({exc})")
+        bad = {"chunk": 0, "cached": 0, "line": 0}
+        for (blob,) in self.db.execute("select embedding from chunks where embedding is not null"):
+            bad["chunk"] += not _sound_vector(np.frombuffer(blob, dtype=np.float32))
+        for (blob,) in self.db.execute(f"select {_CACHED_VECTOR} from embedding_cache"):
+            if blob:
+                bad["cached"] += not _sound_vector(np.frombuffer(blob, dtype=np.float32))
+        for (blob,) in self.db.execute("select vectors from line_vectors"):
+            bad["line"] += not _sound_vector(np.frombuffer(blob, dtype=np.float32))
+        for kind, n in bad.items():
+            if n:
+                found.append(f"{n} {kind} vectors are not finite or are all zero")
+        kw = self._ready_keyword_index()
+        if kw is not None:
+            found += kw.check()
+        return found
 
     def info(self) -> StoreInfo:
         return StoreInfo(

@@ -226,7 +226,11 @@ class VectorMatrix:
         cids = np.fromiter((r[0] for r in good), dtype=np.int64, count=len(good))
         upd = np.fromiter((r[1] for r in good), dtype=np.float64, count=len(good))
         vecs = np.frombuffer(b"".join(r[2] for r in good), dtype=np.float32)
-        return cids, upd, vecs.reshape(len(good), self.dims)
+        vecs = vecs.reshape(len(good), self.dims)
+        finite = np.isfinite(vecs).all(axis=1)
+        if not finite.all():  # damaged bytes: never ranked (``Store.check`` reports them)
+            return cids[finite], upd[finite], np.ascontiguousarray(vecs[finite])
+        return cids, upd, vecs
 
     @classmethod
     def load(
@@ -382,7 +386,7 @@ class VectorMatrix:
         scored = []
         for cid in wanted:
             vec = stored.get(cid)
-            if vec is not None and vec.shape == q.shape:
+            if vec is not None and vec.shape == q.shape and np.isfinite(vec).all():
                 scored.append((cid, float(np.dot(vec, q))))
         scored.sort(key=lambda hit: (-hit[1], hit[0]))
         return scored[:limit]

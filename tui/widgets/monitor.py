@@ -98,6 +98,8 @@ class MonitorPane(VerticalScroll):
                 self.log_error(status.integrity_check)
             if status.recovered:
                 self.log_error(status.recovered)
+            for finding in status.damage:
+                self.log_error(f"index damage: {finding} (`memdeck index` rebuilds it)")
 
     def show_service(self, state: SyncServiceState) -> None:
         old = self.service

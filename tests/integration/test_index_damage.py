@@ -1,0 +1,103 @@
+"""A damaged index: a search fails with the reason and leaves the file alone; the
+next ``memdeck index`` finds the damage, says so, and rebuilds from the Markdown.
+
+Damage is written into a real, cleanly closed index file (invalid UTF-8 in a
+row, an emptied keyword table, NaN and zero vectors), then the CLI is run as a
+user would.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.index.db import Database
+from tests.cli_process import cli_env, run_cli
+from tests.engine.concept_embedder import ConceptEmbedder
+from tests.engine_fixtures import write
+
+
+@pytest.fixture
+def built(workspace_dir: Path, state_dir: Path, make_settings) -> tuple[Path, dict[str, str]]:
+    write(workspace_dir, "MEMORY.md", "# Memory\n\n- Deploys go out on Tuesday\n")
+    write(workspace_dir, "memory/2026-03-01.md", "# 2026-03-01\n\n- Coffee with Dana at nine\n")
+    env = cli_env(state_dir)
+    out = run_cli("index", "--workspace", str(workspace_dir), env=env)
+    assert out.returncode == 0, out.stderr
+    return make_settings().index_path, env
+
+
+def _search(ws: Path, env: dict[str, str], *extra: str):
+    return run_cli("search", "--workspace", str(ws), "deploys", *extra, env=env)
+
+
+def test_invalid_text_in_a_row_fails_the_search_and_index_rebuilds_it(built, workspace_dir) -> None:
+    index, env = built
+    db = Database(index)
+    db.execute(
+        "update chunks set text = cast(x'ffff4465706c6f7973ffff' as text) where path = 'MEMORY.md'"
+    )
+    db.close()
+    for extra in ((), ("--json",)):
+        out = _search(workspace_dir, env, *extra)
+        assert out.returncode == 2, out
+        assert "not valid UTF-8" in out.stderr and "run `memdeck index`" in out.stderr
+        assert str(index) in out.stderr  # names the file
+    assert not list(index.parent.glob("*.corrupt"))  # a reader never moves the index
+    fixed = run_cli("index", "--workspace", str(workspace_dir), "--json", env=env)
+    assert fixed.returncode == 0, fixed.stderr
+    data = json.loads(fixed.stdout)
+    assert "not valid UTF-8" in data["recovered"] and data["full"] is True
+    assert "memdeck: index was unreadable" in fixed.stderr
+    found = json.loads(_search(workspace_dir, env, "--json").stdout)
+    assert found["results"][0]["path"] == "MEMORY.md"
+
+
+def test_an_emptied_keyword_table_is_reported_and_repaired(built, workspace_dir) -> None:
+    index, env = built
+    before = json.loads(_search(workspace_dir, env, "--json").stdout)["results"]
+    db = Database(index)
+    db.execute("delete from kw_postings")
+    db.close()
+    status = json.loads(
+        run_cli("status", "--workspace", str(workspace_dir), "--json", env=env).stdout
+    )
+    assert any("no postings" in f for f in status["damage"]), status["damage"]
+    text = run_cli("status", "--workspace", str(workspace_dir), env=env).stdout
+    assert "damage      the keyword index has no postings" in text
+    fixed = run_cli("index", "--workspace", str(workspace_dir), "--json", env=env)
+    assert fixed.returncode == 0
+    assert "keyword index has no postings" in json.loads(fixed.stdout)["recovered"]
+    assert "memdeck: index damage found" in fixed.stderr
+    assert json.loads(_search(workspace_dir, env, "--json").stdout)["results"] == before
+    clean = json.loads(
+        run_cli("status", "--workspace", str(workspace_dir), "--json", env=env).stdout
+    )
+    assert clean["damage"] == []
+
+
+def test_damaged_vectors_are_never_ranked_and_check_rebuilds_them(make_engine, workspace_dir):
+    write(workspace_dir, "MEMORY.md", "# Memory\n\n- espresso beans\n")
+    write(workspace_dir, "memory/2026-03-01.md", "# Day\n\n- postgres migration\n")
+    engine = make_engine(provider=ConceptEmbedder())
+    engine.sync()
+    dims = engine.provider.dims
+    nan = struct.pack(f"{dims}f", *([float("nan")] * dims))
+    engine.store.db.execute("update chunks set embedding = ? where path = 'MEMORY.md'", (nan,))
+    engine.store.db.execute(
+        "update embedding_cache set embedding = ? where length(embedding) > 0", (nan,)
+    )
+    options = engine.default_options().with_(min_score=0.0)
+    out = engine.search("coffee", options)
+    scores = [c.score for c in out.results] + [c.vector_score or 0.0 for c in out.results]
+    assert all(np.isfinite(scores))  # the NaN row is left out, never ranked with NaN
+    found = engine.store.check("thorough")
+    assert any("chunk vectors are not finite" in f for f in found), found
+    done = engine.sync(check="thorough")
+    assert done.full and "chunk vectors are not finite" in (engine.recovered or "")
+    assert engine.store.check("thorough") == ()
+    assert engine.search("coffee", options).results[0].path == "MEMORY.md"
