@@ -1,4 +1,4 @@
-"""Theme files: colours are data in ``themes/*.toml``, validated when the app starts.
+"""Theme files: colours are data in ``*.toml`` files, validated when the app starts.
 
 A theme file that does not parse or names an unknown key must not stop the app
 nor silently look wrong, so every problem is collected into one message (shown
@@ -6,6 +6,10 @@ as a single notification) and the app falls back to a built-in theme. The score
 colours (``$score-vector``…) are custom theme variables: the app declares their
 defaults in ``App.get_theme_variable_defaults`` so the stylesheet parses even
 with a theme that does not set them.
+
+memdeck's own themes are package data (``tui/theme_files/*.toml``), read through
+``importlib.resources`` so that every kind of install carries them: a checkout, an
+editable install and a wheel in site-packages alike.
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-#: The repository's theme folder (the package is installed in editable mode or run
-#: from a checkout); users can add their own in ``<memdeck home>/themes``.
-BUNDLED_THEMES_DIR = Path(__file__).resolve().parent.parent / "themes"
+#: The bundled theme files, package data of ``tui`` (``tui/theme_files/``); users can
+#: add their own in ``<memdeck home>/themes``.
+BUNDLED_THEMES_DIR: Traversable = files("tui") / "theme_files"
 
 DEFAULT_DARK = "memdeck-dark"
 DEFAULT_LIGHT = "memdeck-light"
@@ -90,7 +96,7 @@ def default_variables(dark: bool) -> dict[str, str]:
     return dict(SCORE_VARIABLES_DARK if dark else SCORE_VARIABLES_LIGHT)
 
 
-def _check_color(path: Path, key: str, value: object) -> str:
+def _check_color(path: Traversable, key: str, value: object) -> str:
     if not isinstance(value, str):
         raise ThemeFileError(f"{path.name}: {key}: expected a colour string, got {value!r}")
     try:
@@ -100,7 +106,7 @@ def _check_color(path: Path, key: str, value: object) -> str:
     return value
 
 
-def theme_from_mapping(data: Mapping[str, object], path: Path) -> Theme:
+def theme_from_mapping(data: Mapping[str, object], path: Traversable) -> Theme:
     """Validate one parsed theme file and build the Textual ``Theme``."""
     unknown = sorted(set(data) - _ALLOWED_KEYS)
     if unknown:
@@ -133,7 +139,7 @@ def theme_from_mapping(data: Mapping[str, object], path: Path) -> Theme:
     return Theme(name=name, dark=dark, variables=variables, **colors)  # type: ignore[arg-type]
 
 
-def load_theme_file(path: Path) -> Theme:
+def load_theme_file(path: Traversable) -> Theme:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -147,14 +153,15 @@ def load_theme_file(path: Path) -> Theme:
     return theme_from_mapping(data, path)
 
 
-def load_themes(dirs: Iterable[Path]) -> ThemeLoad:
+def load_themes(dirs: Iterable[Traversable]) -> ThemeLoad:
     """Every ``*.toml`` theme in ``dirs`` (later folders override earlier names)."""
     result = ThemeLoad()
     by_name: dict[str, Theme] = {}
     for folder in dirs:
         if not folder.is_dir():
             continue
-        for path in sorted(folder.glob("*.toml")):
+        toml_files = (p for p in folder.iterdir() if p.name.endswith(".toml") and p.is_file())
+        for path in sorted(toml_files, key=lambda p: p.name):
             try:
                 theme = load_theme_file(path)
             except ThemeFileError as exc:
@@ -165,8 +172,8 @@ def load_themes(dirs: Iterable[Path]) -> ThemeLoad:
     return result
 
 
-def theme_dirs(memdeck_home: Path | None) -> list[Path]:
-    dirs = [BUNDLED_THEMES_DIR]
+def theme_dirs(memdeck_home: Path | None) -> list[Traversable]:
+    dirs: list[Traversable] = [BUNDLED_THEMES_DIR]
     if memdeck_home is not None:
         dirs.append(memdeck_home / "themes")
     return dirs
