@@ -24,8 +24,12 @@ REDACTED = "[REDACTED]"
 _TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, flags)
     for p, flags in (
-        # PEM private keys, across lines or with whitespace collapsed
-        (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----", re.S),
+        # PEM private keys, across lines or with whitespace collapsed; a block pasted
+        # without its END line is a secret to the end of the message
+        (
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+            re.S,
+        ),
         (r"\bsk-[A-Za-z0-9_\-]{16,}", 0),  # OpenAI / Anthropic style (sk-..., sk-proj-, sk-ant-)
         (r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", 0),  # Stripe secret / restricted keys
         (r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}", 0),  # SendGrid
@@ -91,9 +95,18 @@ _ENV_ASSIGNMENT = re.compile(
     r"\b([A-Z][A-Z0-9_]*(?:PASS|PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY|APIKEY|CREDENTIALS?)=)"
     r"([\"']?)([^\s\"']+)"
 )
-#: "my password is hunter2", "the passphrase was: …": a sentence naming the secret.
+#: ``DB_PASS="correct horse battery"``: a quoted value assigned to a secret-named
+#: variable is secret whatever its words.
+_ENV_QUOTED = re.compile(
+    r"\b([A-Z][A-Z0-9_]*(?:PASS|PASSWORD|PASSWD|PWD|SECRET|TOKEN|KEY|APIKEY|CREDENTIALS?)=)"
+    r"(\"[^\"\n]*\"|'[^'\n]*')"
+)
+#: ``Cookie: session=…; theme=dark`` / ``Set-Cookie: …``: every value of the header
+_COOKIE_HEADER = re.compile(r"(?i)\b((?:set-)?cookie\s*:\s*)([^\n]+)")
+_COOKIE_PAIR = re.compile(r"([A-Za-z0-9_.\-]+=)([^;\s]+)")
+#: "my password is hunter2", "the wifi pwd is …": a sentence naming the secret.
 _SAID_PASSWORD = re.compile(
-    r"(?i)\b((?:password|passwd|passcode|pin(?: code)?)\s+(?:is|was)\s*:?\s+)"
+    r"(?i)\b((?:password|passwd|pwd|passcode|pin(?: code)?)\s+(?:is|was)\s*:?\s+)"
     r"(\"[^\"\n]+\"|'[^'\n]+'|[^\s\"',;]+)"
 )
 #: Passphrases are several words: everything up to the end of the sentence or line.
@@ -122,6 +135,21 @@ def _keep_name(match: re.Match[str]) -> str:
     return "".join(match.groups()[:-1]) + REDACTED
 
 
+def _always(match: re.Match[str]) -> str:
+    """An assignment to a secret-named key: the value goes, whatever its words."""
+    value = match.group(match.lastindex or 0)
+    if REDACTED in value:
+        return match.group(0)
+    return "".join(match.groups()[:-1]) + REDACTED
+
+
+def _cookies(match: re.Match[str]) -> str:
+    def one(pair: re.Match[str]) -> str:
+        return pair.group(0) if pair.group(2) == REDACTED else pair.group(1) + REDACTED
+
+    return match.group(1) + _COOKIE_PAIR.sub(one, match.group(2))
+
+
 def redact_secrets(text: str) -> str:
     """Replace API keys, bearer tokens and passwords in ``text`` with ``[REDACTED]``.
 
@@ -133,13 +161,15 @@ def redact_secrets(text: str) -> str:
         text = pattern.sub(REDACTED, text)
     text = _WEBHOOK.sub(lambda m: m.group(1) + REDACTED, text)
     text = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
+    text = _COOKIE_HEADER.sub(_cookies, text)
+    for strong in (_ENV_QUOTED, _QUOTED_ASSIGNMENT):
+        text = strong.sub(_always, text)
     for pattern in (
         _AZURE,
         _AUTH_HEADER,
         _BEARER,
         _PASSPHRASE,
         _SAID_PASSWORD,
-        _QUOTED_ASSIGNMENT,
         _STRONG_ASSIGNMENT,
         _ENV_ASSIGNMENT,
         _WORD_ASSIGNMENT,

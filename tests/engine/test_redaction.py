@@ -138,6 +138,19 @@ SECRETS = [
         "db_password:",
         "swordfish",
     ),
+    # a secret-named assignment is secret whatever its words (plain words included)
+    ("env quoted words", 'export DB_PASS="correct horse battery"', "DB_PASS=", "horse"),
+    ("env quoted plain", "API_TOKEN='none of your business'", "API_TOKEN=", "business"),
+    (
+        "pem without end",
+        "here it is\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\nAQEFAASC",
+        "here it is",
+        "AQEFAASC",
+    ),
+    ("wifi pwd", "the wifi pwd is tr0ub4dor&3 for guests", "the wifi pwd is", "tr0ub4dor"),
+    ("passcode", "door passcode is 4711", "passcode is", "4711"),
+    ("cookie", "Cookie: session=9f8e7d6c5b4a; theme=dark", "Cookie: session=", "9f8e7d6c"),
+    ("set-cookie", "Set-Cookie: sid=abc123def456; Path=/", "Set-Cookie: sid=", "abc123def"),
 ]
 
 PROSE = [
