@@ -96,6 +96,9 @@ MEMORY_SEARCH_KEYS: dict[str, Any] = {
 }
 
 
+#: the most results one memory_search returns (the config, the CLI and the MCP tool)
+MAX_RESULTS_LIMIT = 50
+
 def _stripped(text: str | None) -> str | None:
     """Blank strings mean "not set", as they do for OpenClaw's optional strings."""
     return text.strip() or None if text else None
@@ -163,7 +166,9 @@ def _build_query(ms: ConfigReader) -> QuerySettings:
     mmr, decay = (*hybrid, "mmr"), (*hybrid, "temporalDecay")
     vector_weight, text_weight = _build_weights(ms)
     return QuerySettings(
-        max_results=ms.integer(("query", "maxResults"), query.max_results, lo=1),
+        max_results=ms.integer(
+            ("query", "maxResults"), query.max_results, lo=1, hi=MAX_RESULTS_LIMIT
+        ),
         min_score=ms.number(("query", "minScore"), query.min_score, lo=0, hi=1),
         hybrid=HybridSettings(
             enabled=ms.boolean((*hybrid, "enabled"), _HYBRID.enabled),

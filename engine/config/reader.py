@@ -47,6 +47,10 @@ _ENV_REF = re.compile(r"(\$?)\$\{([A-Z_][A-Z0-9_]*)\}")
 _JSON5_ERROR = re.compile(r"^<string>:(\d+) (.*) at column (\d+)$", re.S)
 
 
+#: the largest whole number a config key takes when it names no bound of its own:
+#: JavaScript's timers stop at 2^31 - 1 ms too
+MAX_INTEGER = 2**31 - 1
+
 class ConfigError(ValueError):
     """A configuration memdeck refuses to run with.
 
@@ -353,13 +357,18 @@ class ConfigReader:
         lo: int | None = None,
         hi: int | None = None,
     ) -> int:
-        """A whole number; fractions are floored as OpenClaw does, with a warning."""
+        """A whole number; fractions are floored as OpenClaw does, with a warning.
+        Without ``hi``, at most :data:`MAX_INTEGER` (a larger count, size or time
+        in ms is a mistake, and would overflow a timer or an array)."""
+        hi = MAX_INTEGER if hi is None else hi
         value = self.get(keys)
         given = value is not MISSING
         if not given:
             number = default
         else:
             raw = self._finite(keys, value)
+            if (hi is not None and raw > hi) or (lo is not None and raw < lo):
+                return int(self._clamp(keys, raw, lo, hi, given))  # said as written
             number = math.floor(raw)
             if number != raw:
                 self.ctx.warn(

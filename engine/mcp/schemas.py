@@ -15,10 +15,9 @@ from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
 
+from engine.config.memory_search import MAX_RESULTS_LIMIT
 from engine.search.results import MAX_QUERY_CHARS
 from engine.tools import DEFAULT_GET_LINES, MAX_GET_CHARS
-
-MAX_RESULTS_LIMIT = 50
 
 
 @dataclass(frozen=True)

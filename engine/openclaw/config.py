@@ -366,7 +366,8 @@ def _apply_2026_9(document: dict[str, Any], scope_default: Scope, scope_agent: S
 
     fill(scope_default.block, FIXED_2026_9, merged)
     provider = merged.get("provider")
-    if not isinstance(provider, str) or provider.strip() in ("", "auto"):
+    # a value of the wrong type is left in place: the loader names it with its path
+    if provider is None or (isinstance(provider, str) and provider.strip() in ("", "auto")):
         for scope in (scope_default, scope_agent):
             if "provider" in scope.block or scope is scope_default:
                 scope.block["provider"] = DEFAULT_PROVIDER_2026_9

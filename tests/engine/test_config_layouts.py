@@ -205,3 +205,35 @@ def test_no_file_has_no_rejections(env):
     s = load_settings(env=env)
     assert s.openclaw_rejections == ()
     assert s.config_layout == "no memory search block; seed defaults"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{memory: {search: {provider: 5}}}", "memory.search.provider: expected a string"),
+        (
+            "{agents: {defaults: {memorySearch: {provider: 5}}}}",
+            "agents.defaults.memorySearch.provider: expected a string",
+        ),
+    ],
+)
+def test_a_wrong_type_is_refused_in_both_layouts(tmp_path: Path, text: str, message: str) -> None:
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        load_settings(config_path=cfg, workspace=tmp_path, env={})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{memory: {search: {query: {maxResults: 1e30}}}}",
+        "{agents: {defaults: {memorySearch: {query: {maxResults: 1e30}}}}}",
+    ],
+)
+def test_a_huge_number_is_clamped_with_its_range_named(tmp_path: Path, text: str) -> None:
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(text, encoding="utf-8")
+    settings = load_settings(config_path=cfg, workspace=tmp_path, env={})
+    assert settings.memory_search.query.max_results == 50
+    assert any("maxResults: 1e+30 is out of range (1–50); using 50" in w for w in settings.warnings)
