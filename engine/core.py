@@ -39,15 +39,10 @@ from engine.index.indexer import (
 )
 from engine.index.lock import IndexLocked
 from engine.index.store import FileRecord, Store
-from engine.search.pipeline import (
-    VEC_DAMAGED,
-    Retrieval,
-    SearchOptions,
-    SearchOutcome,
-    rank,
-    retrieve,
-)
+from engine.search.model import Retrieval, SearchOptions, SearchOutcome
+from engine.search.rank import rank
 from engine.search.results import check_query
+from engine.search.retrieve import VEC_DAMAGED, retrieve
 from engine.searchers import OpenClawSearcher, Searcher, choose_searcher
 from engine.status import EngineStatus, MultimodalScope, SyncSummary, WriteProblem
 from engine.workspace.files import Workspace
@@ -423,12 +418,16 @@ class Engine:
 
     def search_provider(self) -> EmbeddingProvider | None:
         """The provider for the query vector, unless the index holds another vector
-        space (a fallback switch or a provider change not yet reindexed): comparing
-        across spaces is meaningless, so such a search is keyword-only until then."""
+        space (a fallback switch or a provider change not yet reindexed: comparing
+        across spaces is meaningless) or none at all (the provider failed while
+        indexing): such a search is keyword-only, and says so, until a reindex."""
         stored = self.store.fingerprint() or {}
         fp = self.fingerprint()
         keys = ("provider", "model", "provider_key", "dims")
-        return self.provider if all(stored.get(k) == fp.get(k) for k in keys) else None
+        if not all(stored.get(k) == fp.get(k) for k in keys):
+            return None
+        # an index whose embedding failed holds no vector to compare with
+        return self.provider if self.store.embedded_count() else None
 
     # -- sync --------------------------------------------------------------------
     def source_files(self) -> list[SourceFile]:

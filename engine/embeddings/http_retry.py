@@ -38,6 +38,9 @@ NO_RETRY_STATUS = {401: "unauthorized", 403: "forbidden", 404: "not found"}
 SECRET_HEADER = re.compile(r"authorization|api[-_]?key|token|secret|cookie", re.IGNORECASE)
 
 
+MAX_BODY_ENV = "MEMDECK_MAX_RESPONSE_BYTES"
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How hard to try. Tests shrink the delays through the ``MEMDECK_REMOTE_*`` env vars."""
@@ -49,6 +52,9 @@ class RetryPolicy:
     #: a Retry-After longer than this is not waited for: the call fails instead
     max_retry_after: float = 60.0
     timeout: float = 60.0
+    #: an answer larger than this is refused unread (``$MEMDECK_MAX_RESPONSE_BYTES``):
+    #: a batch of 100 texts at 3,072 dimensions is ~6 MB of JSON
+    max_body: int = 64 * 1024 * 1024
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RetryPolicy:
@@ -62,6 +68,7 @@ class RetryPolicy:
             jitter=d.jitter,
             max_retry_after=_env_float(env, "MEMDECK_REMOTE_MAX_RETRY_AFTER_S", d.max_retry_after),
             timeout=_env_float(env, "MEMDECK_REMOTE_TIMEOUT_S", d.timeout),
+            max_body=_env_int(env, MAX_BODY_ENV, d.max_body),
         )
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
@@ -183,6 +190,14 @@ class CallStats:
 RetryHook = Callable[[int, float, str], None]  # (retry number, delay seconds, why)
 
 
+class BodyTooLarge(Exception):
+    """An answer over the transport's body cap (``size``: bytes read when it stopped)."""
+
+    def __init__(self, size: int):
+        super().__init__(f"answer over the size cap ({size:,} bytes read)")
+        self.size = size
+
+
 class HttpTransport:
     """An ``httpx.Client`` plus the retry loop; one per provider, thread-safe."""
 
@@ -216,7 +231,7 @@ class HttpTransport:
     def close(self) -> None:
         self.client.close()
 
-    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    def _send(self, method: str, url: str, **kwargs: Any) -> tuple[httpx.Response, bytes]:
         """One request with an overall deadline of ``policy.timeout`` seconds.
 
         httpx's timeouts are per phase and a read timeout restarts with every
@@ -230,9 +245,21 @@ class HttpTransport:
         box: dict[str, Any] = {}
         done = threading.Event()
 
+        limit = self.policy.max_body
+
         def run() -> None:
             try:
-                box["response"] = client.request(method, url, **kwargs)
+                response = client.send(client.build_request(method, url, **kwargs), stream=True)
+                try:
+                    parts, size = [], 0
+                    for part in response.iter_bytes():
+                        size += len(part)
+                        if size > limit:  # stop reading: a body this size is no answer
+                            raise BodyTooLarge(size)
+                        parts.append(part)
+                finally:
+                    response.close()
+                box["response"], box["body"] = response, b"".join(parts)
             except BaseException as exc:  # handed to the caller below
                 box["error"] = exc
             finally:
@@ -247,8 +274,7 @@ class HttpTransport:
             raise httpx.TimeoutException(f"no complete answer within {self.policy.timeout:g} s")
         if "error" in box:
             raise box["error"]
-        response: httpx.Response = box["response"]
-        return response
+        return box["response"], box["body"]
 
     # -- the one request path -------------------------------------------------
     def request(
@@ -270,7 +296,7 @@ class HttpTransport:
         while True:
             self.stats.requests += 1
             try:
-                response = self._send(
+                response, body = self._send(
                     method,
                     url,
                     json=json_body,
@@ -279,6 +305,15 @@ class HttpTransport:
                     data=data,
                     headers=headers,
                 )
+            except BodyTooLarge as exc:
+                raise self._error(
+                    f"{self.label}: {shown} sent more than {self.policy.max_body:,} bytes"
+                    f" (stopped at {exc.size:,}); no embedding answer is that large:"
+                    " check baseUrl/model"
+                    f" (the cap is ${MAX_BODY_ENV})",
+                    status=None,
+                    retryable=False,
+                ) from None
             except httpx.TimeoutException:
                 why = f"{self.label}: no answer from {shown} within {self.policy.timeout:g} s"
                 attempt = self._retry_or_raise(attempt, why, None, on_retry, status=None)
@@ -288,7 +323,6 @@ class HttpTransport:
                 attempt = self._retry_or_raise(attempt, why, None, on_retry, status=None)
                 continue
             status = response.status_code
-            body = response.content
             if status in NO_RETRY_STATUS:
                 hint = " (check the API key)" if status in (401, 403) else " (check baseUrl/model)"
                 raise self._error(

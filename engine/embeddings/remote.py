@@ -71,6 +71,11 @@ GEMINI_OUTPUT_DIMS = (768, 1536, 3072)
 PROBE_TEXT = "memdeck dimension probe"
 
 
+#: the largest vector accepted from an endpoint (models go up to 4,096; a larger
+#: "size" is a broken answer, and would cost every later search)
+MAX_DIMS = 16_384
+
+
 class RemoteProvider(abc.ABC):
     """Shared behaviour of the HTTP providers; subclasses supply the wire format."""
 
@@ -304,12 +309,21 @@ class RemoteProvider(abc.ABC):
                 f"{self.id}: model {self.model} returned {size}-dimensional vectors, "
                 f"expected {self._dims}{hint}"
             )
+        if size > MAX_DIMS:
+            raise ProviderError(
+                f"{self.id}: model {self.model} returned {size:,}-dimensional vectors; no "
+                f"embedding model has more than {MAX_DIMS:,}: check baseUrl/model"
+            )
         try:
             matrix = np.asarray(rows, dtype=np.float32)
         except (TypeError, ValueError):
             raise ProviderError(
                 f"{self.id}: an embedding holds something other than numbers"
             ) from None
+        if not np.isfinite(matrix).all():
+            raise ProviderError(f"{self.id}: an embedding holds NaN or infinite numbers")
+        if not matrix.any(axis=1).all():
+            raise ProviderError(f"{self.id}: an embedding is all zeros (no direction to rank by)")
         if self._dims is None:
             self._dims = size  # the first answer of a custom endpoint fixes the size
             self.dims_source = "probed"

@@ -825,6 +825,15 @@ class PgStore:
             vector="pgvector",
         )
 
+    def embedded_count(self) -> int:
+        """Chunks that hold a vector in the live space."""
+        with self._conn() as c:
+            row = c.execute(
+                "select count(*) from memdeck_chunks where space = %s and embedding is not null",
+                (self._space(c),),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
     def check(self, level: Literal["open", "index", "thorough"] = "open") -> tuple[str, ...]:
         """The cross-table checks (the server keeps its own pages)."""
         found = self.integrity_check()

@@ -333,7 +333,7 @@ class Store:
             return True  # no table yet (built past the numpy budget): nothing to disagree
         try:
             have = int(self.db.scalar("select count(*) from chunks_vec_rowids") or 0)
-            if have != self._embedded_count():
+            if have != self.embedded_count():
                 return False
             if have and deep:
                 probe = np.zeros(self._vec_dims, dtype=np.float32)
@@ -950,9 +950,10 @@ class Store:
     def _outgrows_numpy(self, dims: int) -> bool:
         """The numpy matrix of every stored vector would exceed its budget (counted in
         the bytes it holds: int8 codes and projections from ``QUANTIZE_FROM`` rows)."""
-        return matrix_bytes(self._embedded_count(), dims) > NUMPY_BUDGET_BYTES
+        return matrix_bytes(self.embedded_count(), dims) > NUMPY_BUDGET_BYTES
 
-    def _embedded_count(self) -> int:
+    def embedded_count(self) -> int:
+        """Chunks that hold a vector (cached until the next write)."""
         key = self._state_key()
         if self._embedded_cache is None or self._embedded_cache[0] != key:
             n = int(self.db.scalar("select count(*) from chunks where embedding is not null") or 0)
@@ -986,7 +987,7 @@ class Store:
             return cache
         self._matrix_cache = None  # let the old matrix go before building the new one
         self._matrix_cache = VectorMatrix.load(
-            self.db.execute, self._embedded_count(), key, tuple(sources), self.dims or 0
+            self.db.execute, self.embedded_count(), key, tuple(sources), self.dims or 0
         )
         return self._matrix_cache
 
