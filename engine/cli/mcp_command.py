@@ -197,13 +197,19 @@ def _serve_http(
 
     import uvicorn
 
-    from engine.mcp.http import BearerTokenGuard, open_socket, security_settings
+    from engine.mcp.http import (
+        BearerTokenGuard,
+        HostHeaderGuard,
+        open_socket,
+        security_settings,
+    )
 
     app: Any = server.streamable_http_app(
         transport_security=security_settings(bind, settings), host=bind.host
     )
     if token:
         app = BearerTokenGuard(app, token)
+    app = HostHeaderGuard(app)
     sock = open_socket(bind)
     port = sock.getsockname()[1]
     print(f"memdeck mcp: listening on {bind.url(port)}", file=sys.stderr, flush=True)

@@ -82,16 +82,26 @@ class _Wrapper:
 
 
 class ReadUntilAnswered(_Wrapper):
-    """The server's read side: stdin's messages; its end once the requests read are answered."""
+    """The server's read side: stdin's messages; its end once the requests read are
+    answered. A line that is not JSON-RPC is answered with JSON-RPC's parse error
+    (``id: null``), as the specification asks, instead of being dropped."""
+
+    def __init__(self, inner: Any, unanswered: Unanswered, write: Any) -> None:
+        super().__init__(inner, unanswered)
+        self._write = write
 
     async def receive(self) -> SessionMessage | Exception:
-        try:
-            item: SessionMessage | Exception = await self._inner.receive()
-        except anyio.EndOfStream:
-            await self._unanswered.answered(EOF_ANSWER_S)
-            raise
-        self._unanswered.read(item)
-        return item
+        while True:
+            try:
+                item: SessionMessage | Exception = await self._inner.receive()
+            except anyio.EndOfStream:
+                await self._unanswered.answered(EOF_ANSWER_S)
+                raise
+            if isinstance(item, Exception):
+                await self._write.send(parse_error(item))
+                continue
+            self._unanswered.read(item)
+            return item
 
     def __aiter__(self) -> ReadUntilAnswered:
         return self
@@ -111,7 +121,21 @@ class WriteNotingAnswers(_Wrapper):
         self._unanswered.sent(item)
 
 
+def parse_error(exc: Exception) -> SessionMessage:
+    """JSON-RPC's answer to a line it cannot read (the reason cut to 200 characters:
+    the line itself may be huge and is never echoed)."""
+    why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return SessionMessage(
+        types.JSONRPCError(
+            jsonrpc="2.0",
+            id=None,
+            error=types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {why[:200]}"),
+        )
+    )
+
+
 def answer_before_eof(read_stream: Any, write_stream: Any) -> tuple[Any, Any]:
     """The SDK's stdio streams, wrapped so that stdin's end waits for the answers."""
     unanswered = Unanswered()
-    return ReadUntilAnswered(read_stream, unanswered), WriteNotingAnswers(write_stream, unanswered)
+    write = WriteNotingAnswers(write_stream, unanswered)
+    return ReadUntilAnswered(read_stream, unanswered, write), write

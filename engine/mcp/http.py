@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -81,11 +82,9 @@ def parse_bind(text: str) -> Bind:
 
 def security_settings(bind: Bind, settings: McpSettings) -> TransportSecuritySettings:
     """Allowed Host and Origin values for a bind (see the module docstring)."""
-    names = set(LOOPBACK_HOSTS)
-    if not bind.loopback:
-        names.add(bind.host)
-        if bind.host in ("0.0.0.0", "::"):
-            names |= _own_names()
+    names = {*LOOPBACK_HOSTS, bind.host}  # the printed URL's own host (127.0.0.2 too)
+    if bind.host in ("0.0.0.0", "::"):
+        names |= _own_names()
     hosts, origins = [], []
     for name in sorted(names):
         shown = f"[{name}]" if ":" in name else name
@@ -132,6 +131,33 @@ ASGIApp = Callable[
     [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
     Awaitable[None],
 ]
+
+
+_HOST_HEADER = re.compile(r"^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.\-_]+)(?::[0-9]{1,5})?$")
+
+
+class HostHeaderGuard:
+    """ASGI middleware: a Host header must be a name or address with at most a numeric
+    port. The SDK's own check accepts ``127.0.0.1:80.evil.example`` for an allowed
+    ``127.0.0.1:*`` (a prefix match); such a header is answered 421 here first."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            if not _HOST_HEADER.match(host):
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 421,
+                        "headers": [(b"content-type", b"text/plain")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b"Invalid Host header"})
+                return
+        await self.app(scope, receive, send)
 
 
 class BearerTokenGuard:

@@ -27,7 +27,10 @@ from mcp.server.context import ServerRequestContext
 from engine import __version__
 from engine.core import Engine
 from engine.mcp.calls import CallContext, ToolFailure, Tools
-from engine.workspace.files import PathRefused
+from engine.tools import open_memory_file
+from engine.workspace.files import MAX_INDEX_BYTES
+from engine.workspace.get_answer import MemoryGetAnswer
+from engine.workspace.safe_open import FileTooLarge
 
 RESOURCE_SCHEME = "memory://"
 INSTRUCTIONS = (
@@ -145,6 +148,9 @@ def build_server(engine: Engine, tools: Tools) -> Server[Any]:
 
 
 def _read_resource(engine: Engine, uri: str) -> str:
+    """The whole text of a memory file, refused as ``memory_get`` refuses it (a path
+    outside memory, a hard link, a FIFO, a folder, a binary file) and over the
+    indexing size limit: each refusal an MCP error naming the rule, never a crash."""
     from mcp.shared.exceptions import MCPError
 
     if not uri.startswith(RESOURCE_SCHEME):
@@ -152,14 +158,16 @@ def _read_resource(engine: Engine, uri: str) -> str:
             types.INVALID_PARAMS, f"{uri}: memdeck resources are {RESOURCE_SCHEME}<path>"
         )
     rel = uri[len(RESOURCE_SCHEME) :]
-    try:
-        path = engine.workspace.resolve(rel)
-    except PathRefused as exc:
-        raise MCPError(types.INVALID_PARAMS, f"refused: {exc}") from None
-    doc = engine.workspace.read(path)
-    if not doc.exists:
-        raise MCPError(types.INVALID_PARAMS, f"{rel}: no such memory file")
-    return doc.text
+    opened = open_memory_file(engine, rel)
+    if isinstance(opened, MemoryGetAnswer):
+        raise MCPError(types.INVALID_PARAMS, opened.error or f"{rel}: no such memory file")
+    _shown, fh = opened
+    with fh:
+        try:
+            data = fh.read_all(MAX_INDEX_BYTES, "a resource (read it in pages with memory_get)")
+        except (FileTooLarge, OSError) as exc:
+            raise MCPError(types.INVALID_PARAMS, f"{rel}: {exc}") from None
+    return data.decode("utf-8", errors="replace")
 
 
 def sync_state_dict(service: Any) -> dict[str, Any]:
