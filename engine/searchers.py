@@ -35,7 +35,8 @@ from engine.memory.recall import (
     record_results,
     record_search,
 )
-from engine.search.pipeline import SearchOptions, SearchOutcome
+from engine.search.explain import candidate_json
+from engine.search.model import SearchOptions, SearchOutcome
 from engine.search.results import (
     BackendFallback,
     SearchAnswer,
@@ -162,7 +163,7 @@ def search_answer(
             snippet(c.text),
             c.source,
             cite=cite,
-            breakdown=c.to_dict(outcome.options) if explain else None,
+            breakdown=candidate_json(c, outcome.options) if explain else None,
         )
         for c in outcome.results
     )
@@ -185,7 +186,7 @@ def search_answer(
             "vector_candidates": [[cid, round(sim, 6)] for cid, sim in r.vector_hits],
             "vector_error": r.vector_error,
             "keyword_rescue": outcome.rescue_used,
-            "dropped": [c.to_dict(outcome.options) for c in outcome.dropped],
+            "dropped": [candidate_json(c, outcome.options) for c in outcome.dropped],
             "timings_ms": {k: round(v, 3) for k, v in outcome.timings_ms.items()},
         }
     return SearchAnswer(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.core import Engine
-from engine.search.pipeline import SearchOptions
+from engine.search.model import SearchOptions
 from engine.search.results import SearchAnswer, SearchUnavailable, check_query
 from engine.searchers import MemdeckSearcher, SearchRequest
 from engine.workspace.files import PathRefused, RootRule

@@ -31,7 +31,8 @@ from engine.config.paths import memdeck_home
 from engine.core import Engine
 from engine.events import SyncDone, SyncFailed, SyncStarted
 from engine.index.sync_service import SyncService, SyncServiceState
-from engine.search.pipeline import SearchOutcome
+from engine.search.explain import formula
+from engine.search.model import SearchOutcome
 from engine.searchers import search_answer
 from engine.status import EngineStatus
 from engine.workspace.files import ExternalChangeError
@@ -879,9 +880,7 @@ class MemdeckApp(App[int]):
         if outcome is None or not outcome.query.strip():
             self.notify("Search first: there is no query to compare.", severity="warning")
             return
-        rows = [
-            Row(c.path, c.start_line, c.end_line, c.score, c.formula()) for c in outcome.results
-        ]
+        rows = [Row(c.path, c.start_line, c.end_line, c.score, formula(c)) for c in outcome.results]
         self.push_screen(OpenClawCompareScreen(self.engine, outcome.query, rows))
 
     def action_sessions_view(self) -> None:

@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from engine.search.pipeline import Candidate, SearchOutcome
+from engine.search import explain as ex
+from engine.search.model import Candidate, SearchOutcome
 from tui.format import location, num, signed_shift
 from tui.widgets.breakdown import explain
 
@@ -104,7 +105,7 @@ def ranking_markdown(outcome: SearchOutcome, at: dt.datetime) -> str:
         )
     for c in outcome.results:
         out += ["", f"## {c.final_rank}. `{anchor(c)}` — {c.score:.3f}", ""]
-        out += [f"`{c.formula()}`", ""]
+        out += [f"`{ex.formula(c)}`", ""]
         out += ["> " + line if line else ">" for line in c.text.rstrip().splitlines()]
     out += ["", f"## Why not ({len(outcome.dropped)} dropped)", ""]
     if outcome.dropped:

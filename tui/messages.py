@@ -27,7 +27,7 @@ from engine.events import (
 )
 from engine.index.store import FileRecord
 from engine.index.sync_service import SyncServiceState
-from engine.search.pipeline import SearchOutcome
+from engine.search.model import SearchOutcome
 from engine.workspace.files import MemoryFile
 
 

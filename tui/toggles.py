@@ -1,7 +1,7 @@
 """The search pane's ranking toggles, as pure functions on ``SearchOptions``.
 
 Every toggle returns new options; the pane re-ranks its cached ``Retrieval``
-with ``engine.search.pipeline.rank`` so a toggle never re-queries the index. Kept apart
+with ``engine.search.rank.rank`` so a toggle never re-queries the index. Kept apart
 from the widget so the arithmetic (weight steps, cycling order) is tested alone.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine.config.settings import FUSIONS, SEARCH_MODES
 from engine.search import scoring
-from engine.search.pipeline import SearchOptions
+from engine.search.model import SearchOptions
 
 MODES = SEARCH_MODES  # hybrid → FTS-only → vector-only
 WEIGHT_STEP = 0.1

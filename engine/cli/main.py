@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from engine.core import Engine
-    from engine.search.pipeline import SearchOptions
+    from engine.search.model import SearchOptions
     from engine.search.results import SearchAnswer, SearchUnavailable
     from engine.status import EngineStatus
 
@@ -554,7 +554,7 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
     vec_from = [f"best {unit} {num(b.get('line_cosine'))}"] if unit is not None else []
     vec_from.append(f"chunk cosine {num(b['vector_score'])}")
     moved = b.get("feedback_from")
-    if moved:  # the calibrated fusion's feedback (engine.search.pipeline.feed_back)
+    if moved:  # the calibrated fusion's feedback (engine.search.rank.feed_back)
         vec_from.append(f"query moved toward {moved[0]}:{moved[1]}-{moved[2]}")
     if b["vector_position"]:
         vec_from.append(f"vector list #{b['vector_position']}")

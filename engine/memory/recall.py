@@ -51,7 +51,7 @@ from engine.index.recall_log import (
 from engine.search.results import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
-    from engine.search.pipeline import SearchOutcome
+    from engine.search.model import SearchOutcome
 
 __all__ = [
     "MAX_CLIENT_CHARS",

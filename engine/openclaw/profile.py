@@ -4,7 +4,7 @@ A user who asks "why did my agent's memory_search return X?" needs the ranking
 the agent got, not memdeck's own. This module reproduces 2026.9.6's keyword
 retrieval and ranking over a profile index built with OpenClaw's chunking
 (:mod:`engine.openclaw.chunking`), and explains every number with the same
-:class:`~engine.search.pipeline.Candidate` breakdown memdeck uses (extended by
+:class:`~engine.search.model.Candidate` breakdown memdeck uses (extended by
 :class:`OpenClawCandidate` for the profile's own factors). Behaviour, proven by
 tests/openclaw/ against the installed package:
 
@@ -43,7 +43,7 @@ import sqlite3
 import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ from engine.openclaw.chunking import (
     utf16_len,
 )
 from engine.openclaw.keywords import extract_keywords
-from engine.search.pipeline import Candidate
+from engine.search.model import Candidate
 from engine.search.scoring import bm25_rank_to_score
 from engine.workspace.files import MAX_INDEX_BYTES
 from engine.workspace.safe_open import open_beneath
@@ -667,6 +667,14 @@ class OpenClawCandidate(Candidate):
         if self.importance_multiplier != 1.0:
             text += f"; ×{self.importance_multiplier:.2f} (importance {self.importance})"
         return text + f" = {self.score:.4f}"
+
+    def to_dict(self) -> dict[str, object]:
+        """The candidate as JSON-able data, with the profile's :meth:`formula`."""
+        d = asdict(self)
+        d.pop("text")
+        d["mmr_shift"] = self.mmr_shift
+        d["formula"] = self.formula()
+        return d
 
 
 @dataclass

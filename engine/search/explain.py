@@ -1,12 +1,12 @@
 """The score breakdown as arithmetic a reader can redo by hand.
 
 Every line here is printed from the numbers the ranking stored on a
-``Candidate`` (``engine.search.pipeline.rank``); nothing is recomputed. Because
+``Candidate`` (``engine.search.rank``); nothing is recomputed. Because
 the ranking rounds each intermediate number to the printed precision as it
 produces it (``scoring.quantize``), a line such as ``0.700×0.5123 + 0.300×0.4411
 = 0.4909`` evaluated with the numbers it shows gives the number it shows.
 :func:`evaluate` does exactly that, and the property test in
-``tests/engine/test_explain_arithmetic.py`` runs it over real LoCoMo rankings.
+``tests/integration/test_explain_arithmetic.py`` runs it over real LoCoMo rankings.
 
 Notation: ``×`` ``÷`` ``−`` ``^`` as usual, ``max(a, b)``, ``exp``, ``ln``,
 ``Φ`` (standard normal CDF) and ``σ`` (logistic function).
@@ -17,13 +17,10 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass
 
 from engine.search import scoring
-
-if TYPE_CHECKING:
-    from engine.search.pipeline import Candidate, SearchOptions
+from engine.search.model import Candidate, SearchOptions
 
 __all__ = [
     "Line",
@@ -31,8 +28,10 @@ __all__ = [
     "bar_legend",
     "bar_line",
     "best_unit",
+    "candidate_json",
     "evaluate",
     "fmt",
+    "formula",
     "score_lines",
     "side_line",
     "text_map_line",
@@ -116,6 +115,23 @@ def score_lines(c: Candidate) -> list[Line]:
     if c.decay_multiplier != 1.0:
         lines.append(Line(f"{fmt(c.fused_score)} × {fmt(c.decay_multiplier)}", fmt(c.score)))
     return lines
+
+
+def formula(c: Candidate) -> str:
+    """The arithmetic of ``c``'s score, with its real numbers, on one line."""
+    return "; ".join(str(line) for line in score_lines(c))
+
+
+def candidate_json(c: Candidate, options: SearchOptions | None = None) -> dict[str, object]:
+    """``c`` as JSON-able data with its ``formula``; with the ``options`` it was
+    ranked under, also ``arithmetic``: every line of its breakdown (:func:`all_lines`)."""
+    d = asdict(c)
+    d.pop("text")
+    d["mmr_shift"] = c.mmr_shift
+    d["formula"] = formula(c)
+    if options is not None:
+        d["arithmetic"] = [str(line) for line in all_lines(c, options)]
+    return d
 
 
 def decay_line(c: Candidate, half_life_days: float) -> Line | None:

@@ -147,7 +147,7 @@ def weighted_geometric(
     """memdeck's ``geometric`` fusion: ``v^vw × t^tw`` of the two 0..1 components.
 
     The components are each side's score divided by the best candidate's, with
-    every candidate scored on both sides (``engine.search.pipeline``). A product rewards
+    every candidate scored on both sides (``engine.search.retrieve``). A product rewards
     chunks that both sides like, and since only ratios matter, neither side's raw
     scale can swamp the other — the failure of the raw weighted sum on LoCoMo
     (README "Benchmarks"). A component is floored at ``GEOMETRIC_FLOOR`` so a

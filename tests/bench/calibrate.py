@@ -10,7 +10,7 @@ vectors), keeps the retrievals in ``tests/bench/.cache/calibrate/`` and then ran
 them with the real ``rank`` under each variant: κ, the cosine calibration of V,
 how a chunk's unit cosines become one number, the weights, the candidate count
 and the FTS5 tokenizer (``unicode61`` or the ``porter`` extension), and the
-feedback's β and gate (``engine.search.pipeline.feed_back``). Reported per
+feedback's β and gate (``engine.search.rank.feed_back``). Reported per
 variant: hit@6 and MRR@6 at the default minScore, hit@6 at minScore 0, and the
 share of off-topic queries and nonsense strings that return anything; with
 ``--cranfield`` also Cranfield nDCG@10 (the check on prose, not tuned on).
@@ -38,7 +38,9 @@ from engine.config.settings import FTS_TOKENIZERS, FtsTokenizer
 from engine.embeddings.base import EmbeddingProvider
 from engine.index.line_vectors import ChunkUnits, UnitHit, space_key, unit_spans
 from engine.search import scoring
-from engine.search.pipeline import Retrieval, SearchOptions, rank, retrieve
+from engine.search.model import Retrieval, SearchOptions
+from engine.search.rank import rank
+from engine.search.retrieve import retrieve
 from tests.bench import common, cranfield, locomo, offtopic
 
 #: bump when what ``collect`` stores changes

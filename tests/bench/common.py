@@ -30,7 +30,7 @@ from engine.config.settings import (
 )
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
-from engine.search.pipeline import Retrieval, SearchOptions
+from engine.search.model import Retrieval, SearchOptions
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BENCH_DIR = Path(__file__).resolve().parent

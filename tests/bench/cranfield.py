@@ -26,7 +26,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from engine.search.pipeline import rank, retrieve
+from engine.search.rank import rank
+from engine.search.retrieve import retrieve
 from tests.bench import common
 
 NDCG_K = 10

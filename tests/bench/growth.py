@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.search.pipeline import retrieve
+from engine.search.retrieve import retrieve
 from tests.bench import common, scale, synthetic
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)

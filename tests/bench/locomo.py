@@ -9,7 +9,7 @@ when result k's line range contains the line of an evidence turn. Conversations
 Each conversation is embedded once with the real MiniLM GGUF (the index and its
 embedding cache live under tests/bench/.cache and are reused by later runs);
 each question is retrieved once and then ranked under every mode with
-``engine.search.pipeline.rank``, which is how the TUI re-ranks without re-querying.
+``engine.search.rank.rank``, which is how the TUI re-ranks without re-querying.
 
 Run: ``.venv/bin/python -m tests.bench.locomo`` (``--convs 0-4`` to restrict).
 """
@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.embeddings.base import EmbeddingProvider
-from engine.search.pipeline import SearchOptions, rank, retrieve
+from engine.search.model import SearchOptions
+from engine.search.rank import rank
+from engine.search.retrieve import retrieve
 from tests.bench import common
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

@@ -39,7 +39,8 @@ import numpy as np
 
 from engine.index.line_vectors import space_key, unit_spans
 from engine.index.tokens import query_tokens
-from engine.search.pipeline import Candidate, rank
+from engine.search.model import Candidate
+from engine.search.rank import rank
 from tests.bench import calibrate, common, locomo, offtopic
 
 #: words that carry no content in a question (for the "different words" flag only)

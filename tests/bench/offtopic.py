@@ -20,7 +20,9 @@ from typing import Any
 from engine.config.settings import FtsTokenizer
 from engine.core import Engine
 from engine.embeddings.base import EmbeddingProvider
-from engine.search.pipeline import SearchOptions, rank, retrieve
+from engine.search.model import SearchOptions
+from engine.search.rank import rank
+from engine.search.retrieve import retrieve
 from tests.bench import common, cranfield, locomo
 
 CRANFIELD_QUERIES = 60

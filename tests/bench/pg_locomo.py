@@ -20,7 +20,9 @@ from collections import defaultdict
 import numpy as np
 
 from engine.core import Engine
-from engine.search.pipeline import Candidate, rank, retrieve
+from engine.search.model import Candidate
+from engine.search.rank import rank
+from engine.search.retrieve import retrieve
 from tests.bench import common
 from tests.bench.locomo import CATEGORIES, K, build_conversation, first_hit, parse_convs
 from tests.pg_server import running_server

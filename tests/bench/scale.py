@@ -44,7 +44,9 @@ from engine.index.chunking import chunk_markdown
 from engine.index.db import Database
 from engine.index.keyword_index import KeywordIndex
 from engine.index.store import Store
-from engine.search.pipeline import SearchOptions, rank, retrieve
+from engine.search.model import SearchOptions
+from engine.search.rank import rank
+from engine.search.retrieve import retrieve
 from engine.workspace.files import Workspace
 from tests.bench import common, synthetic
 

@@ -16,7 +16,7 @@ import pytest
 from engine.config.loader import ConfigError, load_settings
 from engine.core import Engine
 from engine.index.store import NewChunk, Store, table_tokenizer
-from engine.search.pipeline import SearchOptions
+from engine.search.model import SearchOptions
 from tests.engine_fixtures import FIXED_TODAY, write
 
 FTS = SearchOptions(mode="fts", min_score=0.0)

@@ -13,8 +13,8 @@ import pytest
 
 from engine.index.store import NewChunk, Store
 from engine.search import explain, scoring
-from engine.search import pipeline as search
-from engine.search.pipeline import rank
+from engine.search import retrieve as search
+from engine.search.rank import rank
 from engine.search.scoring import (
     CALIBRATED_TEXT_SCALE,
     GEOMETRIC_FLOOR,
@@ -70,7 +70,7 @@ def test_geometric_fusion_scores_every_candidate_on_both_sides(engine) -> None:
     assert (memory.vector_component, memory.text_component) == (1.0, round(t_mem, 4))
     assert train.score == round(train.vector_component**0.7, 4)
     assert memory.score == round(memory.text_component**0.3, 4)
-    assert "^0.700 ×" in train.formula()
+    assert "^0.700 ×" in explain.formula(train)
     # Replaying the same retrieval with OpenClaw's weighted sum keeps "missing side = 0".
     weighted = {c.path: c for c in rank(out.retrieval, opts.with_(fusion="weighted")).candidates}
     assert weighted["memory/2026-03-14.md"].vector_score is None

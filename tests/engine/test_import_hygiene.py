@@ -48,7 +48,8 @@ def test_the_walk_reaches_every_engine_package() -> None:
         "engine.memory.dreaming.service",
         "engine.qmd.backend",
         "engine.embeddings.remote",
-        "engine.search.pipeline",
+        "engine.search.retrieve",
+        "engine.search.rank",
         "engine.tools",
     ):
         assert expected in modules

@@ -18,12 +18,10 @@ import pytest
 
 from engine.index.line_vectors import ChunkUnits
 from engine.index.store import ChunkRow
-from engine.search import scoring
-from engine.search.pipeline import (
-    Candidate,
+from engine.search import explain, scoring
+from engine.search.model import Candidate, Retrieval, SearchOptions
+from engine.search.rank import (
     RankPlan,
-    Retrieval,
-    SearchOptions,
     apply_decay,
     cut_results,
     feed_back,
@@ -78,7 +76,7 @@ def cand(cid: int, path: str = "MEMORY.md", *, score: float = 0.0, **kw: object)
 
 
 def snapshot(cands: list[Candidate]) -> list[dict[str, object]]:
-    return [c.to_dict() for c in cands]
+    return [explain.candidate_json(c) for c in cands]
 
 
 HYBRID = RankPlan("hybrid", "weighted", 0.7, 0.3)

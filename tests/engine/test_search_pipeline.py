@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from engine.search.pipeline import rank
+from engine.search.explain import formula
+from engine.search.rank import rank
 from engine.search.scoring import bm25_rank_to_score
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import FIXED_TODAY, write
@@ -45,7 +46,7 @@ def test_weighted_fusion_numbers(engine) -> None:
     assert hit.bm25_rank == round(hit.bm25_rank, 4)
     assert hit.vector_score == pytest.approx(1.0, abs=1e-4)
     assert hit.score == pytest.approx(0.7 * 1.0 + 0.3 * hit.text_score, abs=1e-4)
-    assert "0.700×1.0000 + 0.300×" in hit.formula()
+    assert "0.700×1.0000 + 0.300×" in formula(hit)
 
 
 def test_normalized_fusion_puts_each_side_on_0_1(engine) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.core import Engine
-from engine.search.pipeline import VEC_DAMAGED
+from engine.search.retrieve import VEC_DAMAGED
 from tests.engine.concept_embedder import ConceptEmbedder
 
 

@@ -18,7 +18,8 @@ from engine.config.settings import MemorySearchSettings
 from engine.index import vector_matrix
 from engine.index.store import NewChunk, Store
 from engine.index.vector_matrix import VectorMatrix
-from engine.search.pipeline import SearchOptions, retrieve
+from engine.search.model import SearchOptions
+from engine.search.retrieve import retrieve
 from tests.bench.synthetic import HashEmbedder
 
 DIMS = 384

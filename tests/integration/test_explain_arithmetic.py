@@ -39,7 +39,9 @@ from engine.cli.main import _explain_lines
 from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search import explain
-from engine.search.pipeline import Candidate, SearchOptions, SearchOutcome, rank, retrieve
+from engine.search.model import Candidate, SearchOptions, SearchOutcome
+from engine.search.rank import rank
+from engine.search.retrieve import retrieve
 from engine.searchers import search_answer
 from tests.bench import locomo
 from tests.bench.common import bench_settings

@@ -6,7 +6,8 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
-from engine.search.pipeline import rank
+from engine.search.explain import formula
+from engine.search.rank import rank
 from tests.engine_fixtures import write
 from tests.tui.conftest import TODAY, drive, search, wait_for
 from tui.messages import SearchFinished
@@ -48,7 +49,7 @@ def test_typing_ranks_results_and_explains_the_top_one(hybrid_engine, make_app) 
         assert (top.parts.vector, top.parts.text) == (top.vector_component, top.text_component)
         assert first[-1].startswith(f"{expected.results[0].path}:")
         text = plain(pane.query_one("#breakdown-body", Static).content)
-        assert expected.results[0].formula() in text
+        assert formula(expected.results[0]) in text
         assert "FTS list" in text and "vector list (cosine)" in text
         # every candidate list entry of the retrieval is shown (up to 12 rows)
         assert f"{got.retrieval.vector_hits[0][1]:.3f}" in text
@@ -74,12 +75,12 @@ def test_why_not_lists_every_dropped_candidate_with_its_reason(hybrid_engine, ma
         whynot.focus()
         await pilot.pause()
         detail = plain(pane.query_one("#whynot-detail", Static).content)
-        assert dropped[0].formula() in detail and dropped[0].dropped in detail
+        assert formula(dropped[0]) in detail and dropped[0].dropped in detail
 
     drive(app, go)
 
 
-#: every Store operation a retrieval uses (``engine.search.pipeline.retrieve``)
+#: every Store operation a retrieval uses (``engine.search.retrieve.retrieve``)
 INDEX_READS = (
     "fts_search",
     "keyword_search",

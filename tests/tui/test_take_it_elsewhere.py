@@ -8,6 +8,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets import Input
 
+from engine.search.explain import formula
 from tests.tui.conftest import NOW, drive, search, wait_for
 from tui.export import anchor
 from tui.screens.dialogs import ConfirmScreen, ExportScreen
@@ -81,7 +82,7 @@ def test_copy_result_breakdown_and_whynot(hybrid_engine, make_app) -> None:
         await pilot.press("ctrl+o")
         clip = app.clipboard
         assert clip.startswith(f"{anchor(top)}\n\n{top.text.rstrip()}\n")
-        assert top.formula() in clip  # the breakdown follows
+        assert formula(top) in clip  # the breakdown follows
         assert anchor(top) == f"{top.path}#L{top.start_line}-L{top.end_line}"
         await pilot.press("f8")  # the why-not list
         await pilot.pause()

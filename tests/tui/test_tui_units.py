@@ -8,7 +8,7 @@ import pytest
 
 from engine.config.settings import FUSIONS
 from engine.index.store import FileRecord
-from engine.search.pipeline import SearchOptions
+from engine.search.model import SearchOptions
 from engine.workspace.files import MemoryFile
 from tui import toggles
 from tui.format import bar_cells, short_path, signed_shift, stacked_bar

@@ -2,7 +2,7 @@
 
 Everything printed here is read from the ``Candidate`` and ``SearchOutcome``
 objects the search pipeline built while ranking; nothing is recomputed for
-display (the formula line is ``Candidate.formula()`` itself).
+display (the formula line is ``explain.formula`` of the candidate).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from engine.search import explain as ex
-from engine.search.pipeline import Candidate, SearchOutcome
+from engine.search.model import Candidate, SearchOutcome
 from engine.search.scoring import GEOMETRIC_FLOOR
 from tui.format import location, score_bar, signed_shift, style_of
 
@@ -123,7 +123,7 @@ def explain(
     lines.append(head)
 
     formula = Text("score  ", style="bold")
-    formula.append(c.formula(), style=s_final)
+    formula.append(ex.formula(c), style=s_final)
     lines.append(formula)
     mode_note = {
         "hybrid": f"hybrid · fusion {outcome.fusion}",

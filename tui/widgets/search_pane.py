@@ -6,7 +6,7 @@ does (searches queue on a lock and a cancelled one gives up), and if it has, its
 result is ignored because its generation is stale. The worker always retrieves
 in hybrid mode, so the pane keeps the whole ``Retrieval`` (both candidate lists)
 and every toggle — mode, fusion, weights, MMR, decay — is a call to the pure
-``engine.search.pipeline.rank`` on it, without touching the index again.
+``engine.search.rank.rank`` on it, without touching the index again.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from textual.worker import get_current_worker
 from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search.explain import fmt
-from engine.search.pipeline import Candidate, Retrieval, SearchOptions, SearchOutcome, rank
+from engine.search.model import Candidate, Retrieval, SearchOptions, SearchOutcome
+from engine.search.rank import rank
 from engine.searchers import keyword_only_reason
 from tui import export, toggles
 from tui.format import SCORE_BAR, bar_cells, location, score_bar, signed_shift, style_of

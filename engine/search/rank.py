@@ -1,0 +1,504 @@
+"""The ranking: a retrieval and the options in, every candidate's numbers out.
+
+``rank`` is pure (no I/O), so the TUI's toggles re-rank a cached retrieval
+without touching the index. Each stage is a function that returns new
+candidates (tests/engine/test_rank_stages.py): gather the candidates of both
+lists, fuse them into one score, the calibrated fusion's feedback, temporal
+decay, sort, MMR, then the cut by minScore (with the keyword rescue) and
+maxResults. Every candidate, returned or dropped, keeps every intermediate
+number and, when dropped, why; ``engine.search.explain`` prints them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.config.settings import Fusion
+from engine.index.tokens import similarity_tokens
+from engine.search import explain, scoring
+from engine.search.model import Candidate, Mode, Retrieval, SearchOptions, SearchOutcome
+
+__all__ = [
+    "RankCut",
+    "RankPlan",
+    "apply_decay",
+    "cut_results",
+    "effective_mode",
+    "feed_back",
+    "fuse",
+    "gather_candidates",
+    "mmr_reorder",
+    "plan_ranking",
+    "rank",
+    "sort_by_score",
+]
+
+
+def effective_mode(retrieval: Retrieval, requested: Mode) -> Mode:
+    """Degrade gracefully: no embeddings (or no query vector: the provider failed or
+    ran out of the search budget) → FTS-only, no FTS5 → vector-only."""
+    if requested == "hybrid":
+        if not retrieval.vector_available or retrieval.vector_error is not None:
+            return "fts"
+        if not retrieval.fts_available:
+            return "vector"
+    if requested == "vector" and (
+        not retrieval.vector_available or retrieval.vector_error is not None
+    ):
+        return "fts"
+    return requested
+
+
+@dataclass(frozen=True)
+class RankPlan:
+    """What one ranking does, decided once from the retrieval and the options.
+
+    ``mode`` is the effective mode (degraded when a side is unavailable); the
+    weights are normalised for hybrid and 0/1 for a single side; ``fusion`` is
+    the requested fusion for hybrid and ``"weighted"`` otherwise.
+    """
+
+    mode: Mode
+    fusion: Fusion
+    vector_weight: float
+    text_weight: float
+
+
+@dataclass(frozen=True)
+class RankCut:
+    """The last stage's output: what is returned, what is not, and whether the rescue ran."""
+
+    results: list[Candidate]
+    dropped: list[Candidate]
+    rescue_used: bool
+
+
+def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
+    """The effective mode, fusion and weights of a ranking."""
+    mode = effective_mode(retrieval, options.mode)
+    if mode == "hybrid" and options.fusion == "calibrated" and retrieval.vector_error:
+        # No query vector (the provider failed): an absolute vector side of 0 would
+        # cap every score at the text weight, so rank by the keyword side alone, as
+        # a search without embeddings does (the reason stays in vector_error).
+        mode = "fts"
+    if mode == "hybrid":
+        vw, tw = scoring.normalize_weights(options.vector_weight, options.text_weight)
+    elif mode == "fts":
+        vw, tw = 0.0, 1.0
+    else:
+        vw, tw = 1.0, 0.0
+    return RankPlan(mode, options.fusion if mode == "hybrid" else "weighted", vw, tw)
+
+
+def rank(
+    retrieval: Retrieval, options: SearchOptions, today: dt.date | None = None
+) -> SearchOutcome:
+    """Rank a retrieval under ``options``; every number lands on a ``Candidate``.
+
+    The stages, each a pure function with its own tests (tests/engine/test_rank_stages.py):
+    candidates → fuse → feedback (calibrated) → decay → sort → MMR → cut.
+    """
+    t0 = time.perf_counter()
+    plan = plan_ranking(retrieval, options)
+    cands = gather_candidates(retrieval, plan)
+    cands = fuse(cands, plan, options)
+    cands = feed_back(cands, retrieval, plan, options)
+    cands = apply_decay(cands, options, retrieval.file_mtimes, today or dt.date.today())
+    ordered = sort_by_score(cands)
+    ordered = mmr_reorder(ordered, options, retrieval.vectors)
+    cut = cut_results(ordered, options, plan.text_weight)
+    return SearchOutcome(
+        query=retrieval.query,
+        options=options,
+        mode=plan.mode,
+        fusion=plan.fusion,
+        results=cut.results,
+        dropped=cut.dropped,
+        retrieval=retrieval,
+        rescue_used=cut.rescue_used,
+        timings_ms={
+            "embed": retrieval.embed_ms,
+            "fts": retrieval.fts_ms,
+            "vector": retrieval.vector_ms,
+            "rank": (time.perf_counter() - t0) * 1000,
+        },
+    )
+
+
+def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
+    """Stage 1: one ``Candidate`` per chunk of the lists the mode uses, FTS list first.
+
+    A chunk whose row vanished (deleted between retrieval and ranking) is
+    skipped. Under the geometric fusion every candidate also gets the side
+    that did not list it, from the retrieval's ``text_ranks`` and ``cosines``.
+    """
+    fts = retrieval.fts_hits if plan.mode in ("hybrid", "fts") else []
+    vec = retrieval.vector_hits if plan.mode in ("hybrid", "vector") else []
+    cands: dict[int, Candidate] = {}
+
+    def cand(cid: int) -> Candidate | None:
+        if cid in cands:
+            return cands[cid]
+        row = retrieval.rows.get(cid)
+        if row is None:
+            return None
+        c = Candidate(cid, row.path, row.source, row.start_line, row.end_line, row.text, ())
+        c.vector_weight, c.text_weight = plan.vector_weight, plan.text_weight
+        c.fusion = plan.fusion
+        cands[cid] = c
+        return c
+
+    for pos, (cid, rank_value) in enumerate(fts, start=1):
+        c = cand(cid)
+        if c is None:
+            continue
+        c.lists += ("fts",)
+        c.fts_position = pos
+        c.bm25_rank = _rounded_rank(rank_value)
+        c.text_score = scoring.quantize(scoring.bm25_rank_to_score(c.bm25_rank))
+    for pos, (cid, sim) in enumerate(vec, start=1):
+        c = cand(cid)
+        if c is None:
+            continue
+        c.lists += ("vector",)
+        c.vector_position = pos
+        c.vector_score = scoring.quantize(float(sim))
+    if plan.fusion in ("geometric", "calibrated"):
+        idf_sum = scoring.quantize(retrieval.query_idf_sum)
+        for c in cands.values():
+            c.fusion = plan.fusion
+            if c.bm25_rank is None and c.chunk_id in retrieval.text_ranks:
+                c.bm25_rank = _rounded_rank(retrieval.text_ranks[c.chunk_id])
+                c.text_score = scoring.quantize(scoring.bm25_rank_to_score(c.bm25_rank))
+            if c.vector_score is None and c.chunk_id in retrieval.cosines:
+                c.vector_score = scoring.quantize(retrieval.cosines[c.chunk_id])
+            if plan.fusion == "calibrated":
+                c.text_input = -c.bm25_rank if c.bm25_rank is not None and c.bm25_rank < 0 else 0.0
+                c.text_ref = (scoring.CALIBRATED_TEXT_SCALE, idf_sum) if idf_sum > 0 else None
+                c.vector_ref = (scoring.CALIBRATED_COSINE_ZERO, scoring.CALIBRATED_COSINE_ONE)
+                line = retrieval.line_hits.get(c.chunk_id)
+                if line is not None:
+                    c.best_line, c.best_line_end = line.first_line, line.last_line
+                    c.line_cosine = scoring.quantize(line.cosine)
+                    c.vector_input = (
+                        c.line_cosine
+                        if c.vector_score is None
+                        else max(c.line_cosine, c.vector_score)
+                    )
+                else:
+                    c.vector_input = c.vector_score
+    return list(cands.values())
+
+
+def fuse(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> list[Candidate]:
+    """Stage 2: each side's component, then ``fused_score`` (= ``score`` until decay)."""
+    out = [c.evolve() for c in cands]
+    _fuse_own(out, plan, options)
+    return out
+
+
+def _fuse_own(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> None:
+    """:func:`fuse` on candidates that are the caller's own copies."""
+    _set_components(cands, plan.fusion, options)
+    combine = scoring.weighted_geometric if plan.fusion == "geometric" else scoring.weighted_sum
+    for c in cands:
+        c.normalization = options.normalization
+        c.fused_score = scoring.quantize(
+            combine(c.vector_component, c.text_component, plan.vector_weight, plan.text_weight)
+        )
+        c.score = c.fused_score
+        c.parts = _parts(c)
+
+
+def feed_back(
+    cands: list[Candidate], retrieval: Retrieval, plan: RankPlan, options: SearchOptions
+) -> list[Candidate]:
+    """Stage 2b, calibrated fusion only: pseudo-relevance feedback on the vector side.
+
+    When the best candidate of the first pass scores at least
+    ``scoring.FEEDBACK_GATE``, the query vector q moves toward that chunk's
+    vector f — ``q + β·f``, Rocchio with one feedback chunk — and every
+    candidate's vector side is scored again with it: its best unit is the one
+    the moved query is closest to, and its input the larger of that unit's and
+    the chunk's moved cosine, ``max(cos(q, x) + β × cos(f, x)) ÷ ‖q + β·f‖``
+    (``scoring.feedback_cosine``), then fused again. Chat states a fact in one
+    turn in its own words; the chunk both sides rank first tells the vector side
+    what the conversation calls it. Below the gate nothing changes: a query
+    about nothing in memory is not pulled toward its nearest junk.
+    """
+    beta = options.feedback_weight
+    q = retrieval.query_vector
+    if plan.fusion != "calibrated" or not beta > 0 or q is None or not cands:
+        return cands
+    top = min(cands, key=_order_key)
+    f = retrieval.vectors.get(top.chunk_id)
+    if top.score < scoring.FEEDBACK_GATE or f is None or f.shape != q.shape:
+        return cands
+    quantize = scoring.quantize
+    qf = quantize(float(f @ q))
+    norm = quantize(scoring.feedback_norm(qf, beta))
+    origin = (top.path, top.start_line, top.end_line)
+    units = [retrieval.units.get(c.chunk_id) for c in cands]
+    best = iter(_moved_best_units([u.matrix for u in units if u is not None], q, f, beta))
+    scored: list[bool] = []  # the chunk's own vector takes part too
+    chunk_vectors: list[np.ndarray] = []
+    for c in cands:
+        v = retrieval.vectors.get(c.chunk_id)
+        scored.append(v is not None and v.shape == f.shape and c.vector_score is not None)
+        if v is not None and scored[-1]:
+            chunk_vectors.append(v)
+    chunk_f = iter((np.stack(chunk_vectors) @ f).tolist() if chunk_vectors else [])
+    out = []
+    for c, u, ok in zip(cands, units, scored, strict=True):
+        moved = c.evolve(
+            feedback_from=origin,
+            feedback_weight=beta,
+            feedback_query_cosine=qf,
+            feedback_norm=norm,
+        )
+        pairs: list[tuple[float, float]] = []  # (cos(q, x), cos(f, x)): unit, chunk
+        if u is not None:
+            i, qu, fu = next(best)
+            moved.best_line, moved.best_line_end = u.first_lines[i], u.last_lines[i]
+            moved.line_cosine, moved.feedback_line_cosine = quantize(qu), quantize(fu)
+            pairs.append((moved.line_cosine, moved.feedback_line_cosine))
+        if ok and c.vector_score is not None:
+            moved.feedback_chunk_cosine = quantize(next(chunk_f))
+            pairs.append((c.vector_score, moved.feedback_chunk_cosine))
+        if pairs:
+            moved.vector_input = quantize(scoring.feedback_cosine(pairs, norm, beta))
+        out.append(moved)
+    _fuse_own(out, plan, options)  # ``out`` holds this stage's own copies
+    return out
+
+
+def _moved_best_units(
+    mats: list[np.ndarray], q: np.ndarray, f: np.ndarray, beta: float
+) -> list[tuple[int, float, float]]:
+    """Per unit matrix: (index, cos(q, u), cos(f, u)) of its unit u maximising
+    ``cos(q, u) + β·cos(f, u)`` (the first of equals) — every chunk's units in
+    one product with (q, f) instead of two small ones per chunk."""
+    if not mats:
+        return []
+    lengths = [m.shape[0] for m in mats]
+    starts = np.cumsum([0, *lengths[:-1]])
+    sims = np.concatenate(mats) @ np.stack([q, f], axis=1)
+    moved = np.nan_to_num(sims[:, 0] + beta * sims[:, 1], nan=-np.inf)
+    tops = np.maximum.reduceat(moved, starts)
+    at_top = np.flatnonzero(moved == np.repeat(tops, lengths))
+    rows = at_top[np.searchsorted(at_top, starts)]  # each chunk's first best row
+    return list(
+        zip((rows - starts).tolist(), sims[rows, 0].tolist(), sims[rows, 1].tolist(), strict=True)
+    )
+
+
+def apply_decay(
+    cands: list[Candidate],
+    options: SearchOptions,
+    file_mtimes: Mapping[str, float],
+    today: dt.date,
+) -> list[Candidate]:
+    """Stage 3: temporal decay of ``score`` (dated names, else mtime; evergreen files never)."""
+    if not options.decay_enabled:
+        return list(cands)
+    out = []
+    for c in cands:
+        age = scoring.age_days(c.path, file_mtimes.get(c.path), today)
+        if age is None:
+            out.append(c)
+            continue
+        mult = scoring.quantize(scoring.decay_multiplier(age, options.half_life_days))
+        decayed = c.evolve(
+            age_days=age, decay_multiplier=mult, score=scoring.quantize(c.fused_score * mult)
+        )
+        decayed.parts = _parts(decayed)
+        out.append(decayed)
+    return out
+
+
+def sort_by_score(cands: list[Candidate]) -> list[Candidate]:
+    """Stage 4: best score first; ties by FTS position, vector position, chunk id."""
+    ordered = sorted(cands, key=_order_key)
+    return [c.evolve(sorted_position=i) for i, c in enumerate(ordered, start=1)]
+
+
+def _order_key(c: Candidate) -> tuple[float, int, int, int]:
+    """Best score first; ties by FTS position, vector position, chunk id."""
+    return (-c.score, c.fts_position or 10**9, c.vector_position or 10**9, c.chunk_id)
+
+
+def mmr_reorder(
+    ordered: list[Candidate], options: SearchOptions, vectors: Mapping[int, np.ndarray]
+) -> list[Candidate]:
+    """Stage 5: maximal marginal relevance, when enabled, with each pick's numbers kept."""
+    if not options.mmr_enabled or len(ordered) <= 1:
+        return list(ordered)
+    items = [
+        scoring.MMRItem(
+            key=str(c.chunk_id),
+            score=c.score,
+            tokens=similarity_tokens(c.text),
+            vector=vectors.get(c.chunk_id),
+        )
+        for c in ordered
+    ]
+    picks = scoring.mmr_rerank(items, options.mmr_lambda, options.mmr_similarity)
+    by_key = {str(c.chunk_id): c for c in ordered}
+    return [
+        by_key[p.key].evolve(
+            mmr_position=p.position + 1,
+            mmr_max_similarity=p.max_similarity,
+            mmr_relevance=p.relevance,
+            mmr_score=p.mmr_score,
+        )
+        for p in picks
+    ]
+
+
+def cut_results(ordered: list[Candidate], options: SearchOptions, text_weight: float) -> RankCut:
+    """Stage 6: minScore (with the keyword rescue), then the top maxResults.
+
+    When minScore leaves nothing, keyword hits scoring at least
+    ``min(minScore, text_weight)`` are kept ("rescued"): a keyword-only hit
+    can never score above the text weight, so a strict minScore would hide
+    exact matches. Every candidate not returned says why in ``dropped``.
+    """
+    ordered = [c.evolve() for c in ordered]
+    kept = [c for c in ordered if c.score >= options.min_score]
+    for c in ordered:
+        if c.score < options.min_score:
+            c.dropped = (
+                f"score {explain.fmt(c.score)} < minScore {explain.threshold(options.min_score)}"
+            )
+    rescue_used = False
+    if not kept and any(c.text_score is not None for c in ordered):
+        floor = min(options.min_score, text_weight)
+        kept = [c for c in ordered if c.text_score is not None and c.score >= floor - 1e-9]
+        if kept:
+            rescue_used = True
+            for c in kept:
+                c.dropped = None
+                c.rescued = True
+    results = kept[: options.max_results]
+    for c in kept[options.max_results :]:
+        c.dropped = f"cut: beyond maxResults {options.max_results}"
+    for i, c in enumerate(results, start=1):
+        c.final_rank = i
+    result_ids = {c.chunk_id for c in results}
+    dropped = [c for c in ordered if c.chunk_id not in result_ids]
+    for c in dropped:
+        if c.dropped is None:
+            c.dropped = "not kept"
+    return RankCut(results, dropped, rescue_used)
+
+
+def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions) -> None:
+    """Set each candidate's text/vector components (``cands`` are the stage's own
+    copies), rounded (``scoring.quantize``), with the inputs and references the
+    breakdown prints them from."""
+    q = scoring.quantize
+    if fusion == "rrf":
+        # Weighted RRF, scaled so rank 1 on both lists is 1.0 (keeps minScore meaningful).
+        top = scoring.rrf_score(1, options.rrf_k)
+        for c in cands:
+            c.text_component = (
+                q(scoring.rrf_score(c.fts_position, options.rrf_k) / top)
+                if c.fts_position
+                else None
+            )
+            c.vector_component = (
+                q(scoring.rrf_score(c.vector_position, options.rrf_k) / top)
+                if c.vector_position
+                else None
+            )
+        return
+    if fusion == "calibrated":
+        # Absolute sides (see scoring.calibrated_text/calibrated_vector): the best
+        # cosine of the chunk and its units, and the share of the query's idf the
+        # chunk's bm25 reaches.
+        for c in cands:
+            c.vector_component = (
+                None
+                if c.vector_input is None
+                else q(scoring.calibrated_vector(c.vector_input, *(c.vector_ref or (0.0, 1.0))))
+            )
+            scale = c.text_ref
+            c.text_component = (
+                0.0 if scale is None else q(scoring.calibrated_text(c.text_input or 0.0, scale[1]))
+            )
+        return
+    if fusion == "geometric":
+        # Each side divided by its best candidate: the ratio to the best is kept,
+        # so no side's raw scale (bm25 ~5–30, cosine ~0.2–0.6) can dominate. A side
+        # with no signal at all (no candidate matched a query word) stays None:
+        # neutral in the product rather than zeroing everything.
+        for c in cands:
+            c.text_input = -c.bm25_rank if c.bm25_rank is not None and c.bm25_rank < 0 else 0.0
+            c.vector_input = max(c.vector_score or 0.0, 0.0)
+        for inp, comp, ref in (
+            ("text_input", "text_component", "text_ref"),
+            ("vector_input", "vector_component", "vector_ref"),
+        ):
+            best = max((getattr(c, inp) for c in cands), default=0.0)
+            for c in cands:
+                setattr(c, comp, q(getattr(c, inp) / best) if best > 0 else None)
+                setattr(c, ref, (best,) if best > 0 else None)
+        return
+    if fusion == "normalized":
+        zscore = options.normalization == "zscore"
+        for attr, inp, comp, ref in (
+            ("text_score", "text_input", "text_component", "text_ref"),
+            ("vector_score", "vector_input", "vector_component", "vector_ref"),
+        ):
+            have = [c for c in cands if getattr(c, attr) is not None]
+            values = [getattr(c, attr) for c in have]
+            params = scoring.zscore_params(values) if zscore else scoring.minmax_params(values)
+            for c in have:
+                x = getattr(c, attr)
+                setattr(c, inp, x)
+                setattr(c, ref, params)
+                if params is None:
+                    value = 1.0
+                elif zscore:
+                    value = scoring.normal_cdf((x - params[0]) / params[1])
+                else:
+                    value = (x - params[0]) / (params[1] - params[0])
+                setattr(c, comp, q(value))
+        return
+    for c in cands:
+        c.text_component = c.text_score
+        c.vector_component = c.vector_score
+
+
+def _rounded_rank(rank: float) -> float:
+    """A bm25 rank rounded to the printed decimals, never to 0 from below.
+
+    A match (negative rank) weaker than the last printed decimal keeps the
+    smallest printable rank, −0.0001: rounding it to 0 would flip it into
+    the ``1/(1+r)`` branch and score it 1.0.
+    """
+    if not math.isfinite(rank):
+        return rank
+    value = scoring.quantize(rank)
+    if rank < 0 and value >= 0:
+        return -(10.0**-scoring.DIGITS)
+    return value
+
+
+def _parts(c: Candidate) -> scoring.ScoreParts:
+    """``c``'s factors and score-bar segments (``scoring.score_parts``)."""
+    return scoring.score_parts(
+        c.fusion,
+        c.vector_component,
+        c.text_component,
+        c.vector_weight,
+        c.text_weight,
+        c.score,
+        c.decay_multiplier,
+    )
