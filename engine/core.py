@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import errno
 import os
 import shutil
 import threading
@@ -78,9 +79,15 @@ def diagnose_index(path: Path, exc: BaseException) -> WriteProblem:
         return WriteProblem(
             "no folder",
             f"cannot create the index folder {folder} ({why}): check the path, or set "
-            "OPENCLAW_STATE_DIR to a writable folder",
+            "OPENCLAW_STATE_DIR to a writable folder (`memdeck status`, `search` and `get`"
+            " need none)",
         )
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    read_only_fs = getattr(exc, "errno", None) == errno.EROFS
+    if (
+        read_only_fs
+        or not os.access(folder, os.W_OK)
+        or (path.exists() and not os.access(path, os.W_OK))
+    ):
         return WriteProblem(
             "read-only",
             f"cannot write the index {path} ({why}): {folder} is read-only; fix its "
@@ -184,7 +191,10 @@ class Engine:
             lambda path, snapshot: self._new_store(path, snapshot=snapshot),
         )
         if not read_only:
-            self.index_path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.index_path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a read-only or missing state folder: say what to do
+                raise IndexUnavailable(diagnose_index(self.index_path, exc).text) from exc
         self.store: IndexStore = self._open_store()
         self._store_key = self.backend.identity(self.store)
         self.debris_removed = (
@@ -543,6 +553,9 @@ class Engine:
                     # The fallback took over mid-sync: its vectors live in another
                     # space, so its new fingerprint forces one atomic full rebuild.
                     done = self._sync_once(self.fingerprint(), force, reason, cancel)
+                if self.workspace.unreadable:  # folders the listing had to skip
+                    errors = (*done.errors, *self.workspace.unreadable)
+                    done = dataclasses.replace(done, errors=type(done.errors)(errors))
                 self.state.last_done = done
                 self.state.last_error = None
                 self.write_problem = None

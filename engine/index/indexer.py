@@ -27,7 +27,7 @@ from engine.embeddings.base import EmbeddingProvider, EmbedProgress, ProviderErr
 from engine.embeddings.batch import EmbeddingsDeferred
 from engine.embeddings.multimodal import media_label, media_types, multimodal_scope
 from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStarted
-from engine.index.chunking import chunk_markdown
+from engine.index.chunking import CHUNKING_VERSION, chunk_markdown
 from engine.index.index_store import IndexStore
 from engine.index.line_vectors import embed_missing_lines
 from engine.index.store import SCHEMA_VERSION, NewChunk
@@ -101,6 +101,7 @@ def index_fingerprint(
         else False,
         "chunk_tokens": ms.chunking.tokens,
         "chunk_overlap": ms.chunking.overlap,
+        "chunker": CHUNKING_VERSION,
         "fts_tokenizer": ms.store.fts_tokenizer,
     }
     if ms.extra_path_patterns:  # absent for plain paths, so older indexes stay valid
@@ -299,7 +300,7 @@ class Indexer:
             self._refused(f, str(exc), stats)
             return None
         except OSError as exc:
-            self._error(stats, f.rel, f"cannot read: {exc.strerror or exc}")
+            self._error(stats, f.rel, f"{f.rel}: cannot read ({exc.strerror or exc})")
             return None
 
     def _limit(self, f: SourceFile) -> int:

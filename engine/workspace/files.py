@@ -120,6 +120,8 @@ class Workspace:
         extra_patterns: Sequence[ExtraPathPattern] = (),
     ):
         self.root = Path(os.path.abspath(Path(root).expanduser()))
+        #: folders the last ``list_files`` could not list, each with the reason
+        self.unreadable: tuple[str, ...] = ()
         plain = tuple(self._absolute(p) for p in extra_paths)
         #: folder -> globs its files must match (2026.9's {path, pattern} entries);
         #: a folder also listed as a plain path keeps all its files
@@ -161,7 +163,11 @@ class Workspace:
 
     # -- listing --------------------------------------------------------------
     def list_files(self) -> list[MemoryFile]:
-        """All memory files, sorted, without following symlinks, deduplicated."""
+        """All memory files, sorted, without following symlinks, deduplicated.
+
+        Folders that cannot be listed are skipped and kept in :attr:`unreadable`
+        (``path/: cannot list (reason)``) for the sync to report."""
+        unreadable: list[tuple[str, str]] = []
         seen: set[str] = set()
         out: list[MemoryFile] = []
         root = str(self.root) + os.sep
@@ -189,18 +195,22 @@ class Workspace:
             add(root + name)
         mem_dir = self.root / MEMORY_DIR
         if mem_dir.is_dir() and not _is_symlink(mem_dir):
-            for path in _walk_markdown(mem_dir):
+            for path in _walk_markdown(mem_dir, unreadable):
                 add(path)
         for extra in self.extra_paths:
             if _is_symlink(extra) or any(_is_symlink(p) for p in _parents_below(extra, self.root)):
                 continue
             if extra.is_dir():
-                for path in _walk_markdown(extra):
+                for path in _walk_markdown(extra, unreadable):
                     if self._pattern_allows(extra, path):
                         add(path)
             elif extra.suffix.lower() == ".md" and extra.is_file():
                 add(str(extra))
         out.sort(key=lambda f: f.rel)
+        self.unreadable = tuple(
+            f"{self.rel(Path(d)).rstrip('/')}/: cannot list the folder ({why})"
+            for d, why in unreadable
+        )
         return out
 
     def memory_file(self, path: Path | str) -> MemoryFile | None:
@@ -497,8 +507,15 @@ def atomic_write_json(path: Path, doc: object) -> None:
     atomic_write(path, text.encode("utf-8"))
 
 
-def _walk_markdown(top: Path) -> Iterator[str]:
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+def _walk_markdown(top: Path, unreadable: list[tuple[str, str]] | None = None) -> Iterator[str]:
+    """Markdown files below ``top``; folders that cannot be listed go to ``unreadable``
+    as (path, reason)."""
+
+    def note(exc: OSError) -> None:
+        if unreadable is not None:
+            unreadable.append((str(exc.filename), exc.strerror or str(exc)))
+
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False, onerror=note):
         dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
         for name in sorted(filenames):
             if name.lower().endswith(".md"):
