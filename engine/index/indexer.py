@@ -556,10 +556,14 @@ class Indexer:
         files_total: int,
     ) -> None:
         """One ``embed`` event: chunks (of ``total`` known so far), requests, retries,
-        rate and ETA; ``done`` counts this flush's items before the running call."""
+        rate and ETA; ``done`` counts this flush's items before the running call.
+
+        ``chunks_embedded`` counts only vectors already committed to the cache, so a
+        process killed right after an ``embed n/N`` line resumes with those ``n``
+        as cache hits; the running call's own progress moves the rate and ETA."""
         in_call = p.items_done if p else 0
         now = done + in_call
-        embedded = stats.chunks_embedded + in_call
+        embedded = stats.chunks_embedded
         elapsed = time.perf_counter() - t0
         rate = now / elapsed if elapsed > 0 and now else 0.0
         self.bus.publish(
