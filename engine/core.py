@@ -48,6 +48,12 @@ from engine.searchers import OpenClawSearcher, Searcher, choose_searcher
 from engine.status import EngineStatus, MultimodalScope, SyncSummary, WriteProblem
 from engine.workspace.files import Workspace
 
+#: below this much free space where the index lives, status warns of a full disk
+LOW_SPACE_BYTES = 1024 * 1024
+#: a first build's index size per byte of Markdown, measured on LoCoMo with the
+#: default's line vectors (docs/benchmarks); a rebuild uses the index's own size
+INDEX_PER_MARKDOWN = 40
+
 
 class IndexNotBuilt(RuntimeError):
     """A read-only engine was asked to search an index no sync has built."""
@@ -304,6 +310,29 @@ class Engine:
                 self.state.dirty = True  # the index is gone: it needs building again
             return True
 
+    def open_for_writing(self) -> None:
+        """Make a ``read_only`` engine a writer: create the state folder and open (or
+        create) the index. The app opens a missing workspace read-only, so that
+        declining to create the folder leaves nothing behind, and calls this once the
+        user created it."""
+        if not self.read_only:
+            return
+        with self._swap_lock:
+            try:
+                self.index_path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise IndexUnavailable(diagnose_index(self.index_path, exc).text) from exc
+            old, self.read_only = self.store, False
+            self.unavailable = self.snapshot_reason = None
+            self._fingerprint = None
+            try:
+                self.store = self._open_store()
+            except BaseException:
+                self.read_only = True
+                raise
+            old.close()
+            self._store_key = self.backend.identity(self.store)
+
     @contextlib.contextmanager
     def _writer(self, timeout: float, cancel: threading.Event | None = None) -> Iterator[None]:
         """The index's writer lock; if its last holder died holding it, the index
@@ -504,7 +533,9 @@ class Engine:
         except (IndexUnavailable, CorruptIndexError, BusyIndexError):
             raise
         except (DatabaseError, OSError) as exc:
-            # a full disk or a read-only folder mid-sync: say where and what to do
+            # a full disk or a read-only folder mid-sync: say where and what to do, and
+            # give back the write-ahead log's space (it would keep the disk full)
+            self.store.release_space()
             self.write_problem = diagnose_index(self.index_path, exc)
             problem = self.write_problem.text
             self.state.last_error = problem
@@ -623,8 +654,21 @@ class Engine:
         self, fp: dict[str, Any], reason: str, cancel: threading.Event | None
     ) -> SyncDone:
         """Build the whole index apart, then make it the live one in one step
-        (``StoreBackend.rebuild``: a temp file copied in, or a new generation)."""
+        (``StoreBackend.rebuild``: a temp file copied in, or a new generation).
+        A SQLite build that cannot fit on its disk is refused before it starts."""
         started = time.perf_counter()
+        if self.backend.local_file:
+            need = self.space_needed()
+            try:
+                free = shutil.disk_usage(self.index_path.parent).free
+            except OSError:
+                free = need
+            if free < need:
+                raise IndexUnavailable(
+                    f"a full rebuild of the index needs about {need / 1e6:,.1f} MB free in "
+                    f"{self.index_path.parent} ({free / 1e6:,.1f} MB is): free space there "
+                    "or set OPENCLAW_STATE_DIR to a larger disk"
+                )
 
         def build(new: IndexStore) -> SyncDone:
             return self._indexer(new, cancel).sync(
@@ -862,7 +906,7 @@ class Engine:
             integrity_check=self.integrity_check,
             damage=self.damage or (store.check() if self.read_only else ()),
             search_error=self.search_error,
-            write_problem=self.write_problem,
+            write_problem=self.write_problem or self._space_problem(),
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)
             + (
@@ -873,6 +917,36 @@ class Engine:
             fallback_reason=qmd.fallback_reason if qmd else None,
             qmd=qmd,
         )
+
+    def _space_problem(self) -> WriteProblem | None:
+        """A disk with (almost) no room left where the index lives: the next write will
+        fail, so status says so before it does."""
+        if not self.backend.local_file:
+            return None
+        try:
+            free = shutil.disk_usage(self.index_path.parent).free
+        except OSError:
+            return None
+        if free >= LOW_SPACE_BYTES:
+            return None
+        folder = self.index_path.parent
+        return WriteProblem(
+            "disk full",
+            f"the disk holding {folder} has {free:,} bytes free: the index cannot be "
+            "written; free space there (search, get and status keep reading meanwhile)",
+        )
+
+    def space_needed(self) -> int:
+        """Bytes a full rebuild needs free beside the index: the rebuilt temp file, the
+        copy of it written through the live file's log, and the live file (each about
+        the size of the index: today's size, or for a first build the Markdown times
+        ``INDEX_PER_MARKDOWN``, the default's measured ratio with line vectors)."""
+        try:
+            have = self.index_path.stat().st_size
+        except OSError:
+            have = 0
+        markdown = sum(f.size for f in self.source_files())
+        return 2 * max(have, INDEX_PER_MARKDOWN * markdown)
 
     def db_integrity(self) -> str:
         """The thorough check of the live index ("ok" when healthy)."""

@@ -825,6 +825,9 @@ class PgStore:
             vector="pgvector",
         )
 
+    def release_space(self) -> None:
+        """The server manages its own log."""
+
     def embedded_count(self) -> int:
         """Chunks that hold a vector in the live space."""
         with self._conn() as c:

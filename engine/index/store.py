@@ -8,6 +8,7 @@ sqlite-vec loaded and the dimension is known.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -1135,6 +1136,14 @@ class Store:
             fts="fts5" if self.fts_available else "unavailable",
             vector="sqlite-vec" if self.vec.loaded else "numpy",
         )
+
+    def release_space(self) -> None:
+        """Give back the write-ahead log's disk space (after a failed write: on a full
+        disk the log would otherwise keep every later write failing)."""
+        if self.snapshot:
+            return
+        with contextlib.suppress(DatabaseError):
+            self.db.execute("pragma wal_checkpoint(TRUNCATE)")
 
     def compact(self, free_share: float) -> None:
         """Leave the file self-contained (no WAL) and VACUUM it when more than

@@ -124,3 +124,32 @@ def test_the_app_engine_keeps_serving_reads_on_a_full_disk(small_fs: Path, ws: P
         assert "And tea." in engine.search("tea").candidates[0].text
     finally:
         engine.close()
+
+
+def test_status_warns_of_a_full_disk_and_a_failed_write_gives_its_log_back(
+    small_fs: Path, ws: Path
+) -> None:
+    env = cli_env(small_fs)
+    assert run_cli("index", "-w", str(ws), env=env).returncode == 0
+    index = next((small_fs / "memory").glob("*.sqlite"))
+    fill(small_fs)
+    st = json.loads(run_cli("status", "--json", "-w", str(ws), env=env).stdout)
+    assert st["write_problem"] is not None and st["write_problem"]["kind"] == "disk full"
+    assert str(small_fs / "memory") in st["write_problem"]["text"]
+    (ws / "MEMORY.md").write_text(NOTE + "\n" + "And tea on Fridays.\n" * 2000)
+    assert run_cli("index", "-w", str(ws), env=env).returncode == 2
+    wal = Path(str(index) + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # the log's pages were given back
+    (small_fs / "filler").unlink()
+    (ws / "MEMORY.md").write_text(NOTE)  # the Markdown shrinks back: writing works again
+    again = run_cli("index", "-w", str(ws), env=env)
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_first_build_that_cannot_fit_says_how_much_it_needs(small_fs: Path, ws: Path) -> None:
+    env = cli_env(small_fs)
+    (ws / "MEMORY.md").write_text(NOTE + "- a long note about nothing in particular\n" * 5000)
+    out = run_cli("index", "-w", str(ws), env=env)  # ~215 KB of Markdown on an 8 MiB disk
+    assert out.returncode != 0
+    assert "a full rebuild of the index needs about" in out.stderr and "MB free in" in out.stderr
+    assert not list((small_fs / "memory").glob("*.reindex-*"))  # refused before it started
