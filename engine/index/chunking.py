@@ -28,6 +28,14 @@ differs from OpenClaw:
   the overlap as big as the chunk and then truncates the duplicate. memdeck also
   shrinks the overlap so that the incoming line fits next to it; otherwise the
   next chunk would be nothing but overlap.
+* A final newline ends the last line; it does not start an empty one. So a
+  file's line count is ``wc -l``'s (for a file ending in a newline) and
+  memory_get's, and the chunk that reaches the end of a file cites its last
+  line. OpenClaw 2026.9.6 counts the empty string after the final newline as
+  one more line, so its chunk at the end of a file cites one line past the end
+  (``#L1-L9`` for an 8-line file); the ``openclaw`` profile keeps that
+  (:mod:`engine.openclaw.chunking`). :data:`CHUNKING_VERSION` is part of the
+  index fingerprint, so an index chunked the old way is rebuilt.
 * CRLF: like OpenClaw, only "\\n" separates lines. A "\\r" stays at the end of
   its line's text (and costs 1), so line numbers agree with every editor and
   the text is verbatim; display code may strip it.
@@ -42,8 +50,13 @@ import unicodedata
 from dataclasses import dataclass
 
 from engine.index.tokens import estimate_chars_cost
+from engine.workspace.paging import file_lines
 
-__all__ = ["Chunk", "chunk_markdown", "chunk_sizes"]
+__all__ = ["CHUNKING_VERSION", "Chunk", "chunk_markdown", "chunk_sizes"]
+
+#: bumped whenever :func:`chunk_markdown`'s output changes (part of the index
+#: fingerprint): 2 = a final newline no longer adds an empty last line
+CHUNKING_VERSION = 2
 
 _ZWJ = "\u200d"
 
@@ -171,7 +184,7 @@ def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[C
         if text.strip():
             chunks.append(Chunk(current[0][1], current[-1][1], text, _text_hash(text)))
 
-    for index, line in enumerate(content.split("\n")):
+    for index, line in enumerate(file_lines(content)):
         line_no = index + 1
         cost = estimate_chars_cost(line)
         pieces = [(line, cost)] if cost <= max_chars else _cut_line(line, max_chars)

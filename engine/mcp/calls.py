@@ -27,7 +27,7 @@ from engine.mcp.schemas import (
     validate,
 )
 from engine.mcp.settings import McpSettings
-from engine.tools import memory_get, memory_search
+from engine.tools import MemoryGetError, memory_get_answer, memory_search, read_memory, read_rule
 from engine.workspace.files import PathRefused
 
 
@@ -126,27 +126,41 @@ class Tools:
         return out
 
     def _get(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
-        out = memory_get(self.engine, args["path"], args.get("from"), args.get("lines"))
-        if "status" in out and not out.get("disabled"):
-            # the openclaw profile: OpenClaw 2026.9.6's answer, a missing file or a
-            # refused path included, is the agent's data (status not_found / error)
-            return out
-        if "error" in out:
-            error = out["error"]
-            if out.get("disabled"):
-                raise ToolFailure(f"memory tools are disabled: {error}")
-            if error.endswith("no such memory file"):
-                raise ToolFailure(
-                    f"{error}. Use a path exactly as memory_search returned it; daily logs "
-                    "are memory/YYYY-MM-DD.md."
-                )
+        """``from``/``lines`` below 1 never get here (the schema refuses them, as
+        OpenClaw 2026.9.6's tool does). A ``from`` past the end is an empty page
+        under the ``openclaw`` profile (OpenClaw's answer: ``status: "ok"``, ``lines:
+        0``) and an error naming the file's line count in memdeck's own."""
+        try:
+            got = read_memory(self.engine, args["path"], args.get("from"), args.get("lines"))
+        except MemoryGetError as exc:
+            if read_rule(self.engine) == "openclaw" and not exc.disabled:
+                # OpenClaw 2026.9.6's answer, a missing file or a refused path
+                # included, is the agent's data (status not_found / error)
+                return exc.answer.with_status().to_json()
+            raise self._get_failure(exc) from None
+        page = got.page
+        if page.past_end and not got.openclaw:
+            total = page.total_lines
             raise ToolFailure(
-                f"refused: {error}. memory_get reads only MEMORY.md, memory.md, files under "
-                "memory/ and configured extra paths, by workspace-relative path."
+                f"{got.path} has {total} line{'' if total == 1 else 's'}; from={page.start} "
+                f"is past its end. Read from=1, or from={max(1, total)} for the last line."
             )
-        if out["lines"] == 0:  # `from` lies past the end of the file
-            raise ToolFailure(f"{out['path']} has fewer than {out['from']} lines; start from 1")
-        return out
+        return memory_get_answer(got).to_json()
+
+    @staticmethod
+    def _get_failure(exc: MemoryGetError) -> ToolFailure:
+        error = exc.answer.error or str(exc)
+        if exc.disabled:
+            return ToolFailure(f"memory tools are disabled: {error}")
+        if error.endswith("no such memory file"):
+            return ToolFailure(
+                f"{error}. Use a path exactly as memory_search returned it; daily logs "
+                "are memory/YYYY-MM-DD.md."
+            )
+        return ToolFailure(
+            f"refused: {error}. memory_get reads only MEMORY.md, memory.md, files under "
+            "memory/ and configured extra paths, by workspace-relative path."
+        )
 
     def _status(self, args: dict[str, Any], ctx: CallContext) -> dict[str, Any]:
         st = self.engine.status().to_json()

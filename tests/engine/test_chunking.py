@@ -13,6 +13,7 @@ import pytest
 
 from engine.index.chunking import Chunk, chunk_markdown, chunk_sizes
 from engine.index.tokens import estimate_chars_cost
+from engine.workspace.paging import file_lines, read_page
 
 
 def ranges(chunks: list[Chunk]) -> list[tuple[int, int]]:
@@ -71,9 +72,9 @@ def test_tiny_tokens_use_32_char_floor() -> None:
 def test_hash_is_sha256_of_utf8_text() -> None:
     content = "# Título\n\nnotas sobre 東京\n"
     (chunk,) = chunk_markdown(content)
-    assert chunk.text == content
-    assert chunk.hash == hashlib.sha256(content.encode("utf-8")).hexdigest()
-    assert (chunk.start_line, chunk.end_line) == (1, 4)
+    assert chunk.text == content.removesuffix("\n")
+    assert chunk.hash == hashlib.sha256(chunk.text.encode("utf-8")).hexdigest()
+    assert (chunk.start_line, chunk.end_line) == (1, 3)
 
 
 def test_chunk_is_frozen() -> None:
@@ -108,10 +109,39 @@ def test_whitespace_only_chunks_are_dropped_but_line_numbers_kept() -> None:
     assert chunks[-1].end_line == 42
 
 
-def test_trailing_newline_extends_last_range() -> None:
-    # Like OpenClaw: the empty string after the final "\n" is line 3 of the split.
+def test_final_newline_ends_the_last_line() -> None:
+    # Unlike OpenClaw, the empty string after the final "\n" is no line: `wc -l` says 2.
     (chunk,) = chunk_markdown("a\nb\n")
-    assert (chunk.start_line, chunk.end_line, chunk.text) == (1, 3, "a\nb\n")
+    assert (chunk.start_line, chunk.end_line, chunk.text) == (1, 2, "a\nb")
+    (chunk,) = chunk_markdown("a\nb")  # no final newline: the same two lines
+    assert (chunk.start_line, chunk.end_line, chunk.text) == (1, 2, "a\nb")
+    (chunk,) = chunk_markdown("a\n\n")  # a blank last line is a line (wc -l: 2)
+    assert (chunk.start_line, chunk.end_line, chunk.text) == (1, 2, "a\n")
+    (chunk,) = chunk_markdown("a\r\nb\r\n")
+    assert (chunk.start_line, chunk.end_line, chunk.text) == (1, 2, "a\r\nb\r")
+    assert chunk_markdown("") == [] and chunk_markdown("\n") == []
+
+
+@pytest.mark.parametrize("tokens,overlap", [(400, 80), (16, 4), (8, 0), (1, 0)])
+def test_every_citation_is_a_readable_range_of_the_file(tokens: int, overlap: int) -> None:
+    """Each chunk's lines exist in the file (its last line ≤ the file's line count, as
+    memory_get counts them) and reading them back gives a page that holds the text."""
+    rng = random.Random(tokens * 1000 + overlap)
+    words = ["alpha", "beta", "東京", "", "- item", "## head", "x" * 90, "crème"]
+    for _ in range(300):
+        lines = [
+            " ".join(rng.choices(words, k=rng.randint(0, 6))) for _ in range(rng.randint(0, 30))
+        ]
+        content = "\n".join(lines) + rng.choice(["", "\n", "\n\n"])
+        total = len(file_lines(content))
+        for chunk in chunk_markdown(content, tokens, overlap):
+            assert 1 <= chunk.start_line <= chunk.end_line <= total, (content, chunk)
+            page = read_page(
+                content, chunk.start_line, chunk.end_line - chunk.start_line + 1, max_chars=10**6
+            )
+            assert page.start == chunk.start_line and not page.past_end
+            assert page.start + page.lines - 1 == chunk.end_line
+            assert chunk.text in page.text, (content, chunk)
 
 
 # --- CRLF -------------------------------------------------------------------------
@@ -386,7 +416,7 @@ def test_ten_megabytes_chunk_completely() -> None:
     line = "- 2026-01-05 deployed memdeck to the staging box; notes in the runbook\n"
     content = line * (10_000_000 // len(line))
     chunks = chunk_markdown(content)
-    assert chunks[-1].end_line == content.count("\n") + 1
+    assert chunks[-1].end_line == content.count("\n")  # `wc -l`
 
 
 def test_ten_megabyte_single_line_is_cut_into_max_size_pieces() -> None:

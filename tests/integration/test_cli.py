@@ -55,8 +55,8 @@ def test_index_status_search_get_roundtrip(cli, workspace_dir: Path) -> None:
     res = json.loads(r.stdout)
     top = res["results"][0]
     assert top["path"] == "memory/2026-03-01.md" and top["startLine"] == 1
-    assert top["citation"] == "memory/2026-03-01.md#L1-L4"
-    assert top["snippet"].endswith("Source: memory/2026-03-01.md#L1-L4")
+    assert top["citation"] == "memory/2026-03-01.md#L1-L3"
+    assert top["snippet"].endswith("Source: memory/2026-03-01.md#L1-L3")
     assert "bm25_rank" in top["breakdown"] and "formula" in top["breakdown"]
     assert set(res) >= {"provider", "model", "fallback", "citations", "mode", "backend", "explain"}
 

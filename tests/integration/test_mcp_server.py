@@ -213,7 +213,8 @@ def test_get_pages_like_the_cli(transport, env, workspace_dir) -> None:
     assert pages[0]["text"].endswith("\n\n[More of this file follows: continue with from=121.]")
     text = "\n".join(p["text"].split("\n\n[More of this file")[0] for p in pages)
     assert text + "\n" == (workspace_dir / path).read_text()
-    assert "fewer than 999 lines" in tail
+    assert f"{path} has 300 lines; from=999 is past its end" in tail
+    assert "from=300 for the last line" in tail
     cli = run_cli(
         "get", path, "-w", str(workspace_dir), "--from", "5", "--lines", "3", "--json", env=env
     )

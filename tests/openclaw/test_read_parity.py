@@ -17,6 +17,9 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import anyio
 
 from engine.config.loader import load_settings
 from engine.core import Engine
@@ -178,3 +181,72 @@ def test_memdeck_get_cli_under_each_profile(tmp_path: Path) -> None:
     assert user.returncode == 0 and user.stdout.splitlines()[1] == "- prefers short answers"
     refused = run_cli("get", "USER.md", "-w", str(workspace), env=env)
     assert refused.returncode == 1 and "not a memory file" in refused.stderr
+
+
+EDGE_FILES = {"memory/2026-11-14.md": "one\ntwo\nthree\nfour\n", "MEMORY.md": "# M\n- fact\n"}
+#: the edges of a page request, as an agent may send them over MCP
+EDGE_CALLS = [
+    {"path": "memory/2026-11-14.md", "lines": 0},
+    {"path": "memory/2026-11-14.md", "from": 0},
+    {"path": "memory/2026-11-14.md", "lines": -3},
+    {"path": "memory/2026-11-14.md", "from": -1, "lines": 2},
+    {"path": "memory/2026-11-14.md", "from": 4},  # the last line
+    {"path": "memory/2026-11-14.md", "from": 3, "lines": 9},  # lines beyond the end
+    {"path": "memory/2026-11-14.md", "from": 5},  # one past the end
+    {"path": "memory/2026-11-14.md", "from": 9, "lines": 3},
+    {"path": "memory/2026-11-14.md", "from": 1, "lines": 5},  # OpenClaw's citation L1-L5
+    {"path": "MEMORY.md", "from": 3},
+]
+
+
+async def _mcp_answers(workspace: Path, home: Path, profile: str) -> list[tuple[bool, Any]]:
+    from tests.mcp_process import stdio_client
+
+    env = cli_env(home / profile, {"MEMDECK_PROFILE": profile})
+    out = []
+    async with stdio_client("--workspace", str(workspace), env=env) as client:
+        for call in EDGE_CALLS:
+            result = await client.call_tool("memory_get", call)
+            text = result.content[0].text  # type: ignore[union-attr]
+            out.append((result.is_error, text if result.is_error else result.structured_content))
+    return out
+
+
+def test_memory_get_edges_over_mcp_like_openclaw(openclaw, tmp_path: Path) -> None:
+    """`from`/`lines` below 1 are refused by OpenClaw 2026.9.6's tool ("must be a
+    positive integer") and a `from` past the end is an empty page with status ok: the
+    same over `memdeck mcp` under the openclaw profile (an MCP tool error for the
+    first, the same answer for the second); memdeck's own profile refuses a `from`
+    past the end with the file's line count."""
+    workspace = write_workspace(tmp_path / "ws", EDGE_FILES)
+    theirs = openclaw.node_json("get_tool.mjs", {"workspace": str(workspace), "calls": EDGE_CALLS})
+    thrown = [bool(t.get("thrown")) for t in theirs]
+    # the package's behaviour this test pins (a change of version shows here first)
+    assert thrown == [True] * 4 + [False] * 6, theirs
+    assert [t["message"] for t in theirs[:4]] == [
+        "lines must be a positive integer",
+        "from must be a positive integer",
+        "lines must be a positive integer",
+        "from must be a positive integer",
+    ]
+    assert [(t["from"], t["lines"], t["text"]) for t in theirs[6:8]] == [(5, 0, ""), (9, 0, "")]
+
+    mine = anyio.run(_mcp_answers, workspace, tmp_path, "openclaw")
+    for call, their, (is_error, answer) in zip(EDGE_CALLS, theirs, mine, strict=True):
+        assert is_error == bool(their.get("thrown")), (call, their, answer)
+        if is_error:
+            name = "lines" if "lines must" in their["message"] else "from"
+            assert f"argument '{name}' is invalid" in answer, (call, answer)
+        else:
+            assert answer == their, call
+
+    own = anyio.run(_mcp_answers, workspace, tmp_path, "memdeck")
+    for call, their, (is_error, answer) in zip(EDGE_CALLS, theirs, own, strict=True):
+        past_end = their.get("lines") == 0
+        assert is_error == (bool(their.get("thrown")) or past_end), (call, answer)
+        if past_end:
+            total = EDGE_FILES[call["path"]].count("\n")
+            assert f"has {total} lines; from={call['from']} is past its end" in answer
+            assert f"from={total} for the last line" in answer
+        elif not is_error:
+            assert answer == {k: v for k, v in their.items() if k != "status"}, call

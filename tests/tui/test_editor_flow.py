@@ -193,3 +193,27 @@ def test_undo_and_redo_in_the_editor(fts_engine, make_app, demo_dir) -> None:
         assert editor.area.text == "scratch" + original
 
     drive(app, go)
+
+
+def test_header_counts_lines_as_wc_and_memory_get_do(fts_engine, make_app, demo_dir) -> None:
+    """The header's line count is the file's (`wc -l` for a file ending in a newline),
+    not the text area's extra empty line after the final newline."""
+    (demo_dir / "memory" / "four.md").write_text("a\nb\nc\nd\n", encoding="utf-8")
+    (demo_dir / "memory" / "one.md").write_text("only\n", encoding="utf-8")
+    app = make_app(fts_engine)
+
+    def header() -> str:
+        return str(app.query_one("#editor-header").content)
+
+    async def go(pilot: Pilot) -> None:
+        for rel in ("memory/four.md", "memory/one.md", "MEMORY.md"):
+            app.open_location(rel, 1)
+            await pilot.pause()
+            wc = (demo_dir / rel).read_bytes().count(b"\n")
+            assert header().endswith(f"  {wc} line{'' if wc == 1 else 's'}"), (rel, header())
+        app.open_location("memory/four.md", 1)
+        await pilot.pause()
+        await pilot.press("end", "enter", *"e")  # a fifth line, not yet followed by "\n"
+        assert header().endswith("  5 lines"), header()
+
+    drive(app, go)

@@ -93,6 +93,16 @@ class EditorPane(Vertical):
     def is_daily(self) -> bool:
         return self.kind == "daily"
 
+    @property
+    def line_count(self) -> int:
+        """The text's lines as ``wc -l`` and memory_get count them: a final newline
+        ends the last line (the text area shows an empty line after it)."""
+        document = self.area.document
+        count = document.line_count
+        if count and document.get_line(count - 1) == "":
+            count -= 1
+        return count
+
     def _show_header(self) -> None:
         header = Text()
         if self.rel is None:
@@ -110,7 +120,8 @@ class EditorPane(Vertical):
                 header.append("  daily log · append-only (ctrl+n)", style="italic")
             elif self.area.read_only:
                 header.append("  read-only", style="italic")
-            header.append(f"  {self.area.document.line_count} lines", style="dim")
+            count = self.line_count
+            header.append(f"  {count} line{'' if count == 1 else 's'}", style="dim")
         self.query_one("#editor-header", Static).update(header, layout=False)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
