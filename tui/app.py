@@ -28,7 +28,7 @@ from textual.widgets import DataTable, Footer, Input, Static, TabbedContent, Tab
 from textual.worker import Worker, WorkerState
 
 from engine.config.paths import memdeck_home
-from engine.core import Engine
+from engine.core import Engine, IndexUnavailable
 from engine.events import SyncDone, SyncFailed, SyncStarted
 from engine.index.sync_service import SyncService, SyncServiceState
 from engine.search.explain import formula
@@ -452,7 +452,8 @@ class MemdeckApp(App[int]):
             return
         try:
             create_workspace(problem.path)
-        except OSError as exc:
+            self.engine.open_for_writing()  # read-only until now: "Not now" wrote nothing
+        except (OSError, IndexUnavailable) as exc:
             self.notify(f"Not created: {exc}", title="No workspace", severity="error")
             return
         self.workspace_problem = None

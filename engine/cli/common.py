@@ -76,13 +76,18 @@ def open_engine(
 ) -> Engine:
     """The engine for ``--config/--workspace/--agent``; config warnings go to stderr.
     A missing workspace is a ``UsageError`` unless ``need_workspace`` is False (the
-    app reports it itself and offers to create the folder). ``read_only`` engines
-    (status, search, get) never create an index nor ask a remote provider its size."""
+    app reports it itself and offers to create the folder; until then the engine is
+    read-only, so that declining creates nothing: ``Engine.open_for_writing`` follows
+    a yes). ``read_only`` engines (status, search, get) never create an index nor ask
+    a remote provider its size."""
     from engine.core import Engine
+    from engine.workspace.presence import workspace_problem
 
     settings = load_cli_settings(args, workspace)
     if need_workspace:
         require_workspace(settings)
+    elif workspace_problem(settings.workspace) is not None:
+        read_only = True
     for warning in (*settings.warnings, *settings.openclaw_rejections):
         print(f"memdeck: warning: {warning}", file=sys.stderr)
     return Engine(settings, read_only=read_only)
