@@ -22,10 +22,11 @@ import numpy as np
 from engine.config.settings import LocalSettings
 from engine.embeddings.base import EmbedProgress as _Progress
 from engine.embeddings.base import ProgressCallback, ProviderError, QueryRest, normalize_rows
-from engine.embeddings.hf_download import DownloadProgress, HfUri, download
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
+
+    from engine.embeddings.hf_download import DownloadProgress
 
 #: texts handed to llama.cpp per call; progress is reported between calls
 DOC_BATCH = 16
@@ -121,6 +122,7 @@ class LocalProvider:
         """A provider for ``local.modelPath``: a file, or an ``hf:`` URI downloaded on first use."""
         target = local.model_path
         if target.startswith("hf:"):
+            from engine.embeddings.hf_download import HfUri
             from engine.embeddings.registry import models_dir
 
             cache = Path(local.model_cache_dir) if local.model_cache_dir else models_dir(env) / "hf"
@@ -133,6 +135,8 @@ class LocalProvider:
         if self._llm is not None:
             return self._llm
         if self.uri is not None and not self.path.is_file():
+            from engine.embeddings.hf_download import download
+
             assert self.cache_dir is not None
             self.path = download(
                 self.uri, self.cache_dir, env=self._env, progress=self._on_download
@@ -170,9 +174,24 @@ class LocalProvider:
     @property
     def dims(self) -> int:
         with self._lock:
-            self._ensure_loaded()
+            if self._dims is None:  # adopted from the index: no model load needed yet
+                self._ensure_loaded()
         assert self._dims is not None
         return self._dims
+
+    @property
+    def known_dims(self) -> int | None:
+        """The size if known without loading the model (None: ``dims`` would load it)."""
+        return self._dims
+
+    def adopt_dims(self, dims: int, source: str) -> None:
+        """Take the size recorded in an index built with this very model file (same
+        name, size and first-MiB hash), so a keyword-only search, ``status`` and an
+        unchanged ``index`` never load llama.cpp; the model's own size replaces it
+        when the model loads."""
+        with self._lock:
+            if self._dims is None:
+                self._dims = int(dims)
 
     # -- identity ----------------------------------------------------------------
     def fingerprint(self) -> dict[str, object]:
