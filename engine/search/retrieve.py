@@ -24,20 +24,20 @@ from engine.index.db import CorruptIndexError, DatabaseError
 from engine.index.index_store import IndexStore
 from engine.index.line_vectors import ChunkUnits, UnitHit, chunk_units, space_key, unit_bounds
 from engine.index.store import ChunkRow
-from engine.index.tokens import build_fts_query, query_tokens
 from engine.search import scoring
 from engine.search.model import Retrieval, SearchOptions
+from engine.search.query import ParsedQuery, match_expression, parse_query
 
 __all__ = [
     "COMPLETE_WINDOW",
     "PRUNE_MIN_ROWS",
     "VEC_DAMAGED",
+    "QueryTerms",
     "VecTableDamaged",
-    "idf_floor_scale",
     "retrieve",
 ]
 
-#: below this many chunks the OR fallback keeps every term (see ``_or_query``)
+#: below this many chunks the OR fallback keeps every term (``QueryTerms.or_words``)
 PRUNE_MIN_ROWS = 2000
 #: length of the FTS ranking a hybrid retrieval reads to score vector candidates
 COMPLETE_WINDOW = 1000
@@ -70,10 +70,15 @@ def retrieve(
     ``budget_s`` bounds the wait for the query embedding (measured from the
     start of the search): a provider that is slow or hangs makes the search
     keyword-only, with the reason, instead of making it wait.
+
+    The query is split into its words once (:func:`parse_query`); its document
+    counts are read at most once (:class:`QueryTerms`).
     """
     limit = options.candidates
+    parsed = parse_query(query)
+    terms = QueryTerms(store, parsed)
     fts_hits: list[tuple[int, float]] = []
-    fts_q = build_fts_query(query, "AND")
+    fts_q = parsed.and_match
     operator: str | None = None
     t0 = time.perf_counter()
     # Hybrid retrievals give vector candidates their text score too. Where the store
@@ -96,15 +101,16 @@ def retrieve(
     if run_fts and fts_q:
         # The keyword side's postings rank the AND (and OR) query's top-k in numpy
         # (``engine.index.keyword_index``); FTS5's exhaustive ranking when they cannot.
-        ranked = _keyword_ranking(store, query_tokens(query), fts_q, window, limit, options, True)
+        ranked = _keyword_ranking(store, parsed.words, fts_q, window, limit, options, True)
         operator = "AND"
         if not ranked:
-            or_words = _or_words(store, query)
-            or_q = build_fts_query(" ".join(or_words), "OR")
+            or_q = terms.or_match()
             if or_q and or_q != fts_q:
-                ranked = _keyword_ranking(store, or_words, or_q, window, limit, options, False)
+                ranked = _keyword_ranking(
+                    store, terms.or_words(), or_q, window, limit, options, False
+                )
                 fts_q, operator = or_q, "OR"
-        idf_scale = idf_floor_scale(store, query, ranked)
+        idf_scale = terms.idf_floor_scale(ranked)
         if idf_scale != 1.0:
             ranked = [(cid, value * idf_scale) for cid, value in ranked]
         fts_hits = ranked[:limit]
@@ -118,13 +124,7 @@ def retrieve(
         vectors=wants_vector and (complete or options.mmr_similarity == "cosine"),
     )
     data.load([i for i, _ in fts_hits])
-    idf_sum = 0.0
-    if complete and store.fts_available:
-        words = list(dict.fromkeys(query_tokens(query)))
-        if words:
-            total = store.fts_row_count()
-            counts = store.term_doc_counts(words)
-            idf_sum = sum(scoring.fts5_idf(counts.get(w, 0), total) for w in words)
+    idf_sum = terms.idf_sum() if complete and store.fts_available else 0.0
     vector_hits: list[tuple[int, float]] = []
     vector_error = None
     embed_ms = 0.0
@@ -170,15 +170,14 @@ def retrieve(
         window_ranks = dict(ranked)
         if by_rows:
             _rank_rows(
-                store,
-                query,
+                terms,
                 operator,
                 [i for i in ids if i not in window_ranks],
                 idf_scale,
                 window_ranks,
             )
         elif operator == "AND" and any(i not in window_ranks for i in ids):
-            or_q = _or_query(store, query)
+            or_q = terms.or_match()
             if or_q and or_q != fts_q:
                 for cid, value in store.fts_search(or_q, window, options.sources):
                     window_ranks.setdefault(cid, value * idf_scale)
@@ -307,7 +306,7 @@ class _CandidateData:
 
 def _keyword_ranking(
     store: IndexStore,
-    words: list[str],
+    words: Sequence[str],
     match: str,
     window: int,
     limit: int,
@@ -323,33 +322,90 @@ def _keyword_ranking(
     return store.fts_search(match, window, options.sources)
 
 
-def idf_floor_scale(store: IndexStore, query: str, ranked: list[tuple[int, float]]) -> float:
-    """Rescue the bm25 ranks of a query whose every word is common.
+class QueryTerms:
+    """A parsed query against one store: bm25's N, each term's document count
+    (bm25's n) and the OR fallback's words, each read from the store at most once
+    per search, when first needed."""
 
-    FTS5 clamps the idf of a word found in at least half the chunks to 1e-6, so
-    when *every* query word is that common (``atlas`` in a ten-file workspace
-    about Atlas) all ranks are about -1e-6, every text score about 0, and an
-    FTS-only search returns nothing above minScore. FTS5's order among the hits
-    (term frequency and length) is still right; only the scale is lost. The
-    ranks are then multiplied by ``idf / 1e-6`` with the always-positive
-    ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (averaged over the words),
-    which puts them back on the scale of a term with that document frequency.
-    Checked only when every rank is tiny, so ordinary queries cost nothing.
-    """
-    if not ranked or max(abs(value) for _, value in ranked) >= IDF_FLOOR_RANK:
-        return 1.0
-    total = store.fts_row_count()
-    counts = [n for n in store.term_doc_counts(list(dict.fromkeys(query_tokens(query)))).values()]
-    present = [n for n in counts if n > 0]
-    if not present or any(2 * n < total for n in present):
-        return 1.0
-    idf = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in present) / len(present)
-    return idf / FTS5_IDF_FLOOR
+    def __init__(self, store: IndexStore, query: ParsedQuery) -> None:
+        self.store = store
+        self.query = query
+        self._total: int | None = None
+        self._counts: dict[str, int] | None = None
+        self._or_words: tuple[str, ...] | None = None
+
+    def total(self) -> int:
+        """Rows in the keyword index (all sources: bm25's N)."""
+        if self._total is None:
+            self._total = self.store.fts_row_count()
+        return self._total
+
+    def doc_counts(self) -> dict[str, int]:
+        """How many rows hold each of the query's terms (as the store tokenizes them)."""
+        if self._counts is None:
+            self._counts = self.store.term_doc_counts(list(self.query.terms))
+        return self._counts
+
+    def idf_sum(self) -> float:
+        """The summed FTS5 idf of the query's terms: the calibrated text side's scale."""
+        terms = self.query.terms
+        if not terms:
+            return 0.0
+        total = self.total()
+        counts = self.doc_counts()
+        return sum(scoring.fts5_idf(counts.get(w, 0), total) for w in terms)
+
+    def or_words(self) -> tuple[str, ...]:
+        """The OR fallback's words (each one FTS5 phrase): the query's terms, without
+        those found in at least half the rows once the index is big enough.
+
+        FTS5's bm25 clamps the idf of a term found in at least half the rows to
+        1e-6, so such a term adds nothing to any score, yet an OR over it matches
+        (and ranks) nearly every chunk: at 100k chunks that is the difference
+        between a few and a few hundred milliseconds. Those terms are dropped from
+        ``PRUNE_MIN_ROWS`` rows up; if every term is that common, all are kept.
+        """
+        if self._or_words is None:
+            words = self.query.terms
+            total = self.total() if len(words) > 1 else 0
+            if total >= PRUNE_MIN_ROWS:
+                counts = self.doc_counts()
+                kept = tuple(w for w in words if 2 * counts.get(w, 0) < total)
+                if kept:
+                    words = kept
+            self._or_words = words
+        return self._or_words
+
+    def or_match(self) -> str | None:
+        """The FTS5 expression of :meth:`or_words` joined by OR."""
+        return match_expression(self.or_words(), "OR")
+
+    def idf_floor_scale(self, ranked: list[tuple[int, float]]) -> float:
+        """Rescue the bm25 ranks of a query whose every word is common.
+
+        FTS5 clamps the idf of a word found in at least half the chunks to 1e-6,
+        so when *every* query word is that common (``atlas`` in a ten-file
+        workspace about Atlas) all ranks are about -1e-6, every text score about
+        0, and an FTS-only search returns nothing above minScore. FTS5's order
+        among the hits (term frequency and length) is still right; only the scale
+        is lost. The ranks are then multiplied by ``idf / 1e-6`` with the
+        always-positive ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (averaged over
+        the words), which puts them back on the scale of a term with that document
+        frequency. Checked only when every rank is tiny, so ordinary queries cost
+        nothing.
+        """
+        if not ranked or max(abs(value) for _, value in ranked) >= IDF_FLOOR_RANK:
+            return 1.0
+        total = self.total()
+        present = [n for n in self.doc_counts().values() if n > 0]
+        if not present or any(2 * n < total for n in present):
+            return 1.0
+        idf = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in present) / len(present)
+        return idf / FTS5_IDF_FLOOR
 
 
 def _rank_rows(
-    store: IndexStore,
-    query: str,
+    terms: QueryTerms,
     operator: str | None,
     missing: list[int],
     idf_scale: float,
@@ -363,36 +419,13 @@ def _rank_rows(
     """
     if not missing or operator is None:
         return
+    store = terms.store
     if operator == "AND":
-        got = store.fts_ranks_of(query_tokens(query), missing, require_all=True) or {}
+        got = store.fts_ranks_of(terms.query.words, missing, require_all=True) or {}
         for cid, value in got.items():
             into[cid] = value * idf_scale
         missing = [i for i in missing if i not in got]
-    or_words = _or_words(store, query)
+    or_words = terms.or_words()
     if missing and or_words:
         for cid, value in (store.fts_ranks_of(or_words, missing, require_all=False) or {}).items():
             into.setdefault(cid, value * idf_scale)
-
-
-def _or_words(store: IndexStore, query: str) -> list[str]:
-    """The words of ``_or_query`` (each one FTS5 phrase)."""
-    words = list(dict.fromkeys(query_tokens(query)))
-    total = store.fts_row_count() if len(words) > 1 else 0
-    if total >= PRUNE_MIN_ROWS:
-        counts = store.term_doc_counts(words)
-        kept = [w for w in words if 2 * counts.get(w, 0) < total]
-        if kept:
-            words = kept
-    return query_tokens(" ".join(words))
-
-
-def _or_query(store: IndexStore, query: str) -> str | None:
-    """The OR fallback query, without terms that cannot move the ranking.
-
-    FTS5's bm25 clamps the idf of a term found in at least half the rows to
-    1e-6, so such a term adds nothing to any score, yet an OR over it matches
-    (and ranks) nearly every chunk: at 100k chunks that is the difference between
-    a few and a few hundred milliseconds. Those terms are dropped once the index
-    is big enough for it to matter; if every term is that common, all are kept.
-    """
-    return build_fts_query(" ".join(_or_words(store, query)), "OR")

@@ -16,8 +16,8 @@ import pytest
 
 from engine.index.fts_bm25 import phrase_count, read_varint
 from engine.index.tokens import build_fts_query, query_tokens
-from engine.search import retrieve as retrieval
-from engine.search.retrieve import retrieve
+from engine.search.query import parse_query
+from engine.search.retrieve import QueryTerms, retrieve
 from tests.bench import common
 from tests.bench.locomo import build_conversation
 from tests.bench.synthetic import HashEmbedder
@@ -68,7 +68,7 @@ def test_per_row_bm25_is_fts5s_own_on_every_locomo_question(indexed) -> None:
         all_ids = [r[0] for r in store.db.execute("select id from chunks")]
         for q in conv.questions:
             queries = [(query_tokens(q.text), "AND")]
-            queries.append((retrieval._or_words(store, q.text), "OR"))
+            queries.append((list(QueryTerms(store, parse_query(q.text)).or_words()), "OR"))
             for words, op in queries:
                 match = build_fts_query(" ".join(words), op)  # type: ignore[arg-type]
                 if not match:

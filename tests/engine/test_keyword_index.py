@@ -20,8 +20,8 @@ import pytest
 from engine.index import keyword_index
 from engine.index.keyword_index import KeywordIndex, decode, encode
 from engine.index.tokens import build_fts_query, query_tokens
-from engine.search import retrieve as retrieval
-from engine.search.retrieve import retrieve
+from engine.search.query import parse_query
+from engine.search.retrieve import QueryTerms, retrieve
 from tests.bench import common
 from tests.bench.locomo import build_conversation
 from tests.bench.synthetic import HashEmbedder
@@ -57,7 +57,8 @@ def indexed(locomo, tmp_path_factory):
 
 
 def _queries(store, text: str) -> list[tuple[list[str], bool]]:
-    return [(query_tokens(text), True), (retrieval._or_words(store, text), False)]
+    or_words = list(QueryTerms(store, parse_query(text)).or_words())
+    return [(query_tokens(text), True), (or_words, False)]
 
 
 def _same_as_fts5(store, words: list[str], require_all: bool, k: int) -> tuple[bool, int]:
