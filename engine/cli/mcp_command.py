@@ -86,9 +86,10 @@ def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
         server = build_server(engine, tools)
         writes = "on" if settings.allow_append else "off"
         where = "stdio" if bind is None else bind.url()
+        store = engine.store.info()  # the SQLite file, or PostgreSQL's DSN and namespace
         print(
-            f"memdeck mcp: {engine.workspace.root} · index {engine.index_path} · "
-            f"memory_append {writes} · {where}",
+            f"memdeck mcp: {engine.workspace.root} · index {store.location} "
+            f"({store.version}) · memory_append {writes} · {where}",
             file=sys.stderr,
             flush=True,
         )

@@ -166,6 +166,9 @@ class Tools:
         st = self.engine.status().to_json()
         keys = (
             "workspace",
+            "store",  # sqlite or postgres (store.backend)
+            "index",  # the SQLite file, or PostgreSQL's DSN (password masked) and namespace
+            "store_version",
             "backend",
             "provider",
             "model",

@@ -119,10 +119,11 @@ MEMORY_STATUS = ToolSpec(
     name="memory_status",
     title="Memory index status",
     description=(
-        "Report the state of the memory index: workspace, how many files and chunks are "
-        "indexed, the embedding provider and model, whether search is hybrid or keyword "
-        "only, whether files changed since the last sync (dirty), and the last sync and "
-        "its errors. Call it when memory_search seems to miss something recent or fails."
+        "Report the state of the memory index: workspace, where the index is stored "
+        "(store: sqlite or postgres; index: its file or database), how many files and "
+        "chunks are indexed, the embedding provider and model, whether search is hybrid "
+        "or keyword only, whether files changed since the last sync (dirty), and the last "
+        "sync and its errors. Call it when memory_search seems to miss something recent or fails."
     ),
     input_schema={"type": "object", "properties": {}, "additionalProperties": False},
 )

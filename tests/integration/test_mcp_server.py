@@ -272,6 +272,27 @@ def test_a_client_that_disconnects_mid_call_leaves_a_clean_shutdown(
     assert "memdeck mcp: stopped" in log, log  # the server shut down by itself, not killed
 
 
+def test_banner_and_memory_status_name_the_store(env, workspace_dir, tmp_path) -> None:
+    errlog_path = tmp_path / "server-stderr.txt"
+
+    async def go():
+        with open(errlog_path, "w") as errlog:
+            async with stdio_client(*ws_args(workspace_dir), env=env, errlog=errlog) as c:
+                return structured(await c.call_tool("memory_status", {}))
+
+    status = run(go)
+    cli = json.loads(run_cli("status", "--json", *ws_args(workspace_dir), env=env).stdout)
+    assert cli["index"].endswith(".memdeck.sqlite")
+    assert (status["store"], status["index"], status["store_version"]) == (
+        "sqlite",
+        cli["index"],
+        cli["store_version"],
+    )
+    assert status["store_version"].startswith("SQLite 3.")
+    banner = errlog_path.read_text().splitlines()[0]
+    assert f" · index {cli['index']} ({cli['store_version']}) · " in banner, banner
+
+
 def test_http_client_that_vanishes_mid_call_does_not_disturb_the_others(env, workspace_dir) -> None:
     with HttpServer(*ws_args(workspace_dir), env=env) as server:
 

@@ -105,6 +105,12 @@ def test_mcp_search_equals_the_cli_and_is_recorded(
     assert found == json.loads(cli.stdout)
     assert found["results"][0]["path"] == "MEMORY.md" and found["mode"] == "hybrid"  # type: ignore[index]
     assert (status["vector"], status["fts"], status["dirty"]) == ("pgvector", "tsvector", False)  # type: ignore[index]
+    # the store is named, in memory_status and in the banner: PostgreSQL, never a SQLite file
+    assert status["store"] == "postgres" and status["store_version"].startswith("PostgreSQL ")  # type: ignore[index]
+    assert status["index"].endswith("(namespace mcp-team)")  # type: ignore[index]
+    (banner,) = [line for line in errlog.read_text().splitlines() if " · index " in line]
+    assert f" · index {status['index']} ({status['store_version']}) · " in banner, banner  # type: ignore[index]
+    assert ".sqlite" not in banner
     outputs.append(json.dumps(status))
 
     store = PgStore(pg_dsn, "mcp-team")
