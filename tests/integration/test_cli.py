@@ -127,3 +127,41 @@ def test_disabled_memory_search_reports_instead_of_failing(
     r = cli("search", "-w", str(workspace_dir), "coffee", "--json")
     res = json.loads(r.stdout)
     assert res["disabled"] is True and res["results"] == [] and "disabled" in res["error"]
+
+
+def test_openclaw_profile_searches_are_recorded_in_the_recall_log(
+    cli, workspace_dir: Path
+) -> None:
+    """`memdeck search --profile openclaw` leaves its row in the recall log like any
+    search (client `cli`, OpenClaw's hits with OpenClaw's line numbers), whether the
+    option comes before or after the query; so does a search with no hit."""
+    from engine.index.store import Store
+    from engine.memory.recall import load_searches
+
+    ws = str(workspace_dir)
+    assert cli("index", "-w", ws).returncode == 0
+    answers = []
+    for argv in (
+        ("search", "--profile", "openclaw", "rollback", "-w", ws, "--json"),
+        ("--profile", "openclaw", "search", "coffee", "--json", "-w", ws),
+        ("search", "zebra-unicorn", "-w", ws, "--profile", "openclaw", "--json"),
+    ):
+        r = cli(*argv)
+        assert r.returncode == 0, r.stderr
+        answers.append(json.loads(r.stdout))
+    assert answers[0]["results"] and answers[1]["results"] and not answers[2]["results"]
+    index = json.loads(cli("status", "-w", ws, "--json").stdout)["index"]
+    store = Store(Path(index), snapshot=True)
+    try:
+        rows = load_searches(store)[::-1]  # oldest first
+    finally:
+        store.close()
+    assert [(s.client, s.query) for s in rows] == [
+        ("cli", "rollback"),
+        ("cli", "coffee"),
+        ("cli", "zebra-unicorn"),
+    ]
+    for row, answer in zip(rows, answers, strict=True):
+        assert [(h.path, h.start_line, h.end_line) for h in row.results] == [
+            (r["path"], r["startLine"], r["endLine"]) for r in answer["results"]
+        ]
