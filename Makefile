@@ -5,7 +5,7 @@ BIN ?= .venv/bin
 
 .PHONY: check test lint imports typecheck snapshots
 .PHONY: bench bench-quality bench-locomo bench-cranfield bench-offtopic bench-calibrate
-.PHONY: bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
+.PHONY: bench-cost bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
 
 check:
 	bash scripts/test.sh
@@ -49,6 +49,11 @@ bench-offtopic:
 # the calibrated fusion's tuning directions (κ, tokenizer, line aggregation, ...) on LoCoMo 0-4 only
 bench-calibrate:
 	$(PY) -m tests.bench.calibrate
+
+# what the default costs: index size by table, cold index time with and without line
+# vectors, CLI wall times and import set (LoCoMo conv-5; a few minutes)
+bench-cost:
+	$(PY) -m tests.bench.cost
 
 bench-scale:
 	$(PY) -m tests.bench.scale

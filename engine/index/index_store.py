@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from engine.index.db import VecStatus
     from engine.index.keyword_index import KeywordIndex
+    from engine.index.line_codec import LineMatrix
     from engine.index.recall_log import RecallLog
     from engine.index.store import ChunkRow, FileRecord, NewChunk
     from engine.index.vector_matrix import ReadVectors
@@ -98,7 +99,11 @@ class IndexStore(Protocol):
     # -- line vectors
     def line_vectors(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]: ...
     def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]: ...
-    def put_line_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None: ...
+    def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None: ...
+    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
+        """unit key → vector from the matrices of chunks gone from the index."""
+        ...
+
     def prune_line_vectors(self) -> int: ...
 
     # -- embedding cache

@@ -35,6 +35,7 @@ import numpy as np
 
 from engine.embeddings.base import EmbeddingProvider
 from engine.index.index_store import IndexStore
+from engine.index.line_codec import LineMatrix, unit_key
 from engine.index.tokens import WORD_RE
 
 #: chunks whose lines are embedded per provider call batch
@@ -143,10 +144,12 @@ def embed_missing_lines(
     use_cache: bool,
     check_cancel: Callable[[], None] = lambda: None,
 ) -> int:
-    """Embed the lines of every chunk that has none stored yet; returns lines embedded.
+    """Embed the units of every chunk that has none stored yet; returns units embedded.
 
-    Lines already in the embedding cache (an unchanged line of an edited chunk,
-    a re-sync after a rebuild) are not sent to the provider again.
+    A unit that an edited chunk had before keeps its vector: the old matrix (not
+    pruned yet) holds it under the unit's key. Units of indexes written before the
+    keys were stored may still sit in the embedding cache and are taken from there.
+    New unit vectors are stored once, in the chunk's matrix (never in the cache).
     """
     key = space_key(provider)
     fp = provider.fingerprint()
@@ -154,33 +157,33 @@ def embed_missing_lines(
     todo = store.chunks_without_line_vectors(key)
     dims = provider.dims
     embedded = 0
+    kept = store.orphan_line_units(key) if todo and use_cache else {}
+    kept = {k: v for k, v in kept.items() if v.shape == (dims,)}
     for start in range(0, len(todo), CHUNK_BATCH):
         check_cancel()
         batch = todo[start : start + CHUNK_BATCH]
         units = {h: [line for _, line in line_units(text)] for h, text in batch}
-        hashes = list(dict.fromkeys(line_hash(line) for lines in units.values() for line in lines))
-        cached = store.cache_get(pid, model, pkey, hashes) if use_cache else {}
-        vectors = {h: v for h, v in cached.items() if v.shape == (dims,)}
-        missing_text = {
-            line_hash(line): line
-            for lines in units.values()
-            for line in lines
-            if line_hash(line) not in vectors
-        }
-        if missing_text:
-            order = list(missing_text)
-            fresh = provider.embed_documents([missing_text[h] for h in order])
-            got = dict(zip(order, np.asarray(fresh, dtype=np.float32), strict=True))
-            vectors.update(got)
-            embedded += len(got)
-            if use_cache:
-                store.cache_put(pid, model, pkey, got)
+        keys = {line: unit_key(line) for lines in units.values() for line in lines}
+        vectors = {line: kept[k] for line, k in keys.items() if k in kept}
+        rest = [line for line in keys if line not in vectors]
+        if rest and use_cache:  # an index from before unit keys: its cache has them
+            by_hash = {line_hash(line): line for line in rest}
+            cached = store.cache_get(pid, model, pkey, list(by_hash))
+            vectors.update({by_hash[h]: v for h, v in cached.items() if v.shape == (dims,)})
+            rest = [line for line in rest if line not in vectors]
+        if rest:
+            fresh = provider.embed_documents(rest)
+            vectors.update(zip(rest, np.asarray(fresh, dtype=np.float32), strict=True))
+            embedded += len(rest)
         store.put_line_vectors(
             key,
             {
-                h: np.stack([vectors[line_hash(line)] for line in lines])
-                if lines
-                else np.zeros((0, dims), dtype=np.float32)
+                h: LineMatrix(
+                    np.stack([vectors[line] for line in lines])
+                    if lines
+                    else np.zeros((0, dims), dtype=np.float32),
+                    tuple(keys[line] for line in lines),
+                )
                 for h, lines in units.items()
             },
         )

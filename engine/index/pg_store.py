@@ -34,8 +34,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from engine.index import line_codec
 from engine.index.db import DatabaseError, VecStatus
 from engine.index.index_store import StoreInfo
+from engine.index.line_codec import LineMatrix
 from engine.index.pg_recall import PgRecallLog
 from engine.index.pg_tokens import doc_terms, phrase_tsquery, query_terms, tsvector_literal
 from engine.index.recall_log import RecallLog
@@ -516,9 +518,24 @@ class PgStore:
                 (model, unique),
             ).fetchall()
         return {
-            str(h): np.frombuffer(bytes(blob), dtype=np.float32).reshape(lines, dims)
+            str(h): line_codec.decode(bytes(blob), int(lines), int(dims))[0]
             for h, dims, lines, blob in rows
         }
+
+    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
+        """unit key → vector, from matrices no chunk of any namespace uses any more."""
+        with self._conn() as c:
+            rows = c.execute(
+                "select dims, lines, vectors from memdeck_line_vectors l where model = %s and"
+                " not exists (select 1 from memdeck_chunks k where k.hash = l.chunk_hash)",
+                (model,),
+            ).fetchall()
+        out: dict[int, np.ndarray] = {}
+        for dims, lines, blob in rows:
+            mat, keys = line_codec.decode(bytes(blob), int(lines), int(dims))
+            if keys is not None:
+                out.update(zip(keys.tolist(), mat, strict=True))
+        return out
 
     def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
         """(hash, text) of this namespace's text chunks whose line vectors are missing."""
@@ -532,7 +549,7 @@ class PgStore:
             ).fetchall()
         return [(str(r[0]), str(r[1])) for r in rows]
 
-    def put_line_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+    def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None:
         if not vectors:
             return
         with self._conn() as c, c.cursor() as cur:
@@ -541,10 +558,8 @@ class PgStore:
                 " values (%s,%s,%s,%s,%s) on conflict (chunk_hash, model) do update set"
                 " dims = excluded.dims, lines = excluded.lines, vectors = excluded.vectors",
                 [
-                    (h, model, int(m.shape[1]), int(m.shape[0]), m.tobytes())
-                    for h, m in sorted(
-                        (h, np.ascontiguousarray(v, dtype=np.float32)) for h, v in vectors.items()
-                    )
+                    (h, model, int(m.shape[1]), int(m.shape[0]), line_codec.encode(m, list(k)))
+                    for h, (m, k) in sorted(vectors.items(), key=lambda item: item[0])
                 ],
             )
 

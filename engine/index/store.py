@@ -19,11 +19,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.index import keyword_index
+from engine.index import keyword_index, line_codec
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
 from engine.index.index_store import StoreInfo
 from engine.index.keyword_index import KeywordIndex
+from engine.index.line_codec import LineMatrix
 from engine.index.recall_log import RecallLog, SqliteRecallLog
 from engine.index.vector_matrix import ReadVectors, VectorMatrix, matrix_bytes
 
@@ -609,7 +610,10 @@ class Store:
                 f" where model = ? and chunk_hash in ({marks})",
                 [model, *part],
             ):
-                mat = np.frombuffer(blob, dtype=np.float32).reshape(lines, dims)
+                try:
+                    mat, _keys = line_codec.decode(blob, int(lines), int(dims))
+                except ValueError:  # a blob of the wrong size: damaged, embedded again
+                    continue
                 if np.isfinite(mat).all():  # damaged bytes: the chunk ranks without them
                     out[h] = mat
         return out
@@ -626,15 +630,35 @@ class Store:
             )
         ]
 
-    def put_line_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+    def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None:
+        """Store each chunk's unit vectors (8-bit codes, ``engine.index.line_codec``)."""
         with self.db.transaction():
-            for h, mat in vectors.items():
-                mat = np.ascontiguousarray(mat, dtype=np.float32)
+            for h, (mat, keys) in vectors.items():
                 self.db.execute(
                     "insert or replace into line_vectors(chunk_hash, model, dims, lines, vectors)"
                     " values (?,?,?,?,?)",
-                    (h, model, int(mat.shape[1]), int(mat.shape[0]), mat.tobytes()),
+                    (
+                        h,
+                        model,
+                        int(mat.shape[1]),
+                        int(mat.shape[0]),
+                        line_codec.encode(mat, list(keys)),
+                    ),
                 )
+
+    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
+        """unit key → vector, from the matrices of chunks no longer in the index (the
+        old versions of chunks just edited, before ``prune_line_vectors``)."""
+        out: dict[int, np.ndarray] = {}
+        for dims, lines, blob in self.db.execute(
+            "select dims, lines, vectors from line_vectors where model = ?"
+            " and chunk_hash not in (select hash from chunks)",
+            (model,),
+        ):
+            mat, keys = line_codec.decode(blob, int(lines), int(dims))
+            if keys is not None:
+                out.update(zip(keys.tolist(), mat, strict=True))
+        return out
 
     def prune_line_vectors(self) -> int:
         """Drop line vectors of chunks no longer in the index (any model)."""
@@ -1117,8 +1141,13 @@ class Store:
         for (blob,) in self.db.execute(f"select {_CACHED_VECTOR} from embedding_cache"):
             if blob:
                 bad["cached"] += not _sound_vector(np.frombuffer(blob, dtype=np.float32))
-        for (blob,) in self.db.execute("select vectors from line_vectors"):
-            bad["line"] += not _sound_vector(np.frombuffer(blob, dtype=np.float32))
+        for dims, lines, blob in self.db.execute("select dims, lines, vectors from line_vectors"):
+            try:
+                mat, _keys = line_codec.decode(blob, int(lines), int(dims))
+            except ValueError:
+                bad["line"] += 1
+                continue
+            bad["line"] += not mat.size or not (np.isfinite(mat).all() and mat.any(axis=1).all())
         for kind, n in bad.items():
             if n:
                 found.append(f"{n} {kind} vectors are not finite or are all zero")

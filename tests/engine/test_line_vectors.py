@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from engine.index.line_vectors import line_units, unit_spans
 from engine.search import explain
 from tests.engine.concept_embedder import ConceptEmbedder
@@ -69,6 +71,22 @@ def test_wrapped_prose_is_one_unit_and_lines_stay_lines() -> None:
     assert line_units(WRAPPED)[0] == (2, units[0][2])
 
 
+def _unit(*axes: float) -> np.ndarray:
+    """A concept vector (cat, medicine, train, database, coffee, other), normalised."""
+    v = np.zeros(6, dtype=np.float32)
+    v[: len(axes)] = axes
+    return v / np.linalg.norm(v)
+
+
+def _stored(v: np.ndarray) -> np.ndarray:
+    """A unit vector as the index keeps it (half precision, engine.index.line_codec)."""
+    return v.astype(np.float16).astype(np.float32)
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return round(float(a @ b), 4)
+
+
 def _line_rows(engine) -> int:
     return int(engine.store.db.scalar("select count(*) from line_vectors") or 0)
 
@@ -87,16 +105,19 @@ def test_best_line_cosine_is_the_calibrated_vector_side(make_engine, workspace_d
     # its line 4 "Miso the cat takes a tablet." (cat 2, medicine 1)/√5
     assert top.vector_score == round(3 / math.sqrt(26), 4)
     assert top.best_line == 4
-    assert top.vector_input == round(3 / math.sqrt(10), 4) == top.vector_component
+    # 3/√10 = 0.9487 in float32; the line's vector is stored in half precision
+    query, line4 = _unit(1, 1), _stored(_unit(2, 1))
+    assert top.vector_input == _cos(query, line4) == top.vector_component
     assert top.score == round(0.7 * top.vector_component + 0.3 * top.text_component, 4)
     # with the feedback (the default) the query moves toward that chunk, f = the
     # chunk's vector: cos(q, f) = 3/√26, cos(f, line 4) = 5/√65, cos(f, f) = 1
     moved = eng.search("kitten medication", opts, today=FIXED_TODAY).results[0]
-    assert moved.feedback_from == ("memory/2026-03-14.md", 1, 6)
+    assert moved.feedback_from == ("memory/2026-03-14.md", 1, 5)
     assert moved.feedback_query_cosine == top.vector_score
     norm = round(math.sqrt(1 + 0.3**2 + 2 * 0.3 * top.vector_score), 4)
     assert moved.feedback_norm == norm
-    assert moved.best_line == 4 and moved.feedback_line_cosine == round(5 / math.sqrt(65), 4)
+    chunk_vec = _unit(2, 1, 2, 2)  # chunk vectors are kept in float32
+    assert moved.best_line == 4 and moved.feedback_line_cosine == _cos(chunk_vec, line4)
     assert moved.feedback_chunk_cosine == 1.0
     line = (top.line_cosine + 0.3 * moved.feedback_line_cosine) / norm
     chunk = (top.vector_score + 0.3 * 1.0) / norm
@@ -164,13 +185,14 @@ def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
     # with the query (cat, medicine)/√2; the chunk adds train 2 and database 2:
     # (2, 2, 2, 2)/4, cosine 4/(4√2)
     assert (top.best_line, top.best_line_end) == (3, 6)
-    assert top.line_cosine == 1.0
+    # 1.0 in float32; half precision keeps 1/√2 as 0.70703: 0.9999
+    assert top.line_cosine == _cos(_unit(1, 1), _stored(_unit(2, 2))) == 0.9999
     assert top.vector_score == round(1 / math.sqrt(2), 4)
-    assert top.vector_input == top.vector_component == 1.0
+    assert top.vector_input == top.vector_component == 0.9999
     (line,) = [
         ln for ln in explain.all_lines(top, out.options) if ln.expression.startswith("max(0")
     ]
-    assert str(line) == "max(0, 1.0000, 0.7071) = 1.0000"
+    assert str(line) == "max(0, 0.9999, 0.7071) = 0.9999"
     assert explain.best_unit(top.best_line, top.best_line_end) == "paragraph L3–6"
     # a query about the train: its list item (cosine 1) beats the chunk's 2/4
     train = eng.search("rail", opts, today=FIXED_TODAY)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.index.line_codec import LineMatrix
 from engine.index.pg_store import PgStore, PgStoreError, mask_dsn
 from engine.index.store import NewChunk, Store
 
@@ -208,7 +209,13 @@ def test_line_vectors_match_sqlite(both) -> None:
     for st in (lite, pg):
         missing = sorted(st.chunks_without_line_vectors("m1"))
         assert len(missing) == 8 and missing[0][0] == "h1"
-        st.put_line_vectors("m1", {"h1": np.ones((2, 8), np.float32), "h2": np.eye(3, 8)})
+        st.put_line_vectors(
+            "m1",
+            {
+                "h1": LineMatrix(np.ones((2, 8), np.float32), (1, 2)),
+                "h2": LineMatrix(np.eye(3, 8, dtype=np.float32), (3, 4, 5)),
+            },
+        )
         assert len(st.chunks_without_line_vectors("m1")) == 6
     got, want = pg.line_vectors(["h1", "h2", "zz"], "m1"), lite.line_vectors(["h1", "h2"], "m1")
     assert sorted(got) == sorted(want) == ["h1", "h2"]

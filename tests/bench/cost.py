@@ -1,0 +1,201 @@
+"""What the default configuration costs, from one run (``make bench-cost``).
+
+On LoCoMo conversation 5 (a chat log: 106 KB of Markdown), with the default
+configuration (the local MiniLM, line vectors on):
+
+* the index's size against the Markdown's, and table by table (SQLite's dbstat);
+* a cold index with line vectors and without (``store.lineVectors: false``),
+  back to back, with KB/s and chunks/s;
+* whole-process wall times of ``memdeck search`` keyword-only and hybrid and of
+  ``memdeck get`` (the median of ``--runs``), and the top-level modules a
+  keyword-only search imports;
+
+each timing beside the machine's load average. Results go to
+tests/bench/results/cost.json; docs/benchmarks/ keeps the dated reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.bench import common
+from tests.bench.locomo import build_conversation
+
+REPO = Path(__file__).resolve().parents[2]
+_IMPORTS = """
+import json, runpy, sys
+sys.argv = ["memdeck", *json.loads(sys.argv[1])]
+try:
+    runpy.run_module("engine.cli.main", run_name="__main__")
+except SystemExit:
+    pass
+print("IMPORTED " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr)
+"""
+
+
+def load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def table_sizes(index: Path) -> dict[str, int]:
+    """Bytes per table (indexes and FTS5's shadow tables under their own names)."""
+    from engine.index.db import Database
+
+    db = Database(index)
+    try:
+        rows = db.execute("select name, sum(pgsize) from dbstat group by name order by 2 desc")
+    finally:
+        db.close()
+    return {str(name): int(size) for name, size in rows}
+
+
+def cold_index(ws: Path, state: Path, line_vectors: bool) -> dict[str, Any]:
+    from engine.core import Engine
+
+    settings = common.bench_settings(ws, state)
+    store = dataclasses.replace(settings.memory_search.store, line_vectors=line_vectors)
+    ms = dataclasses.replace(settings.memory_search, store=store)
+    engine = Engine(
+        dataclasses.replace(settings, memory_search=ms), provider=common.local_provider()
+    )
+    markdown = sum(f.size for f in engine.source_files())
+    before = load()
+    t0 = time.perf_counter()
+    done = engine.sync(reason="bench")
+    seconds = time.perf_counter() - t0
+    engine.close()
+    index = settings.memory_search.store.path
+    assert index is not None
+    size = index.stat().st_size
+    return {
+        "line_vectors": line_vectors,
+        "seconds": round(seconds, 2),
+        "load_before": before,
+        "load_after": load(),
+        "chunks": done.chunks_embedded,
+        "kb_per_s": round(markdown / 1024 / seconds, 1),
+        "chunks_per_s": round(done.chunks_embedded / seconds, 2),
+        "markdown_bytes": markdown,
+        "index_bytes": size,
+        "ratio": round(size / markdown, 2),
+        "tables": table_sizes(index),
+    }
+
+
+def cli_times(ws: Path, state: Path, runs: int) -> dict[str, Any]:
+    env = {**os.environ, "OPENCLAW_STATE_DIR": str(state), "MEMDECK_HOME": str(state / "md")}
+    memdeck = [sys.executable, "-m", "engine.cli.main"]
+    calls = {
+        "search_fts": ["search", "Caroline support group", "--mode", "fts", "-w", str(ws)],
+        "search_hybrid": ["search", "Caroline support group", "-w", str(ws)],
+        "get": ["get", "MEMORY.md", "-w", str(ws)],
+    }
+    subprocess.run(
+        [*memdeck, "index", "-w", str(ws)], env=env, cwd=REPO, check=True, capture_output=True
+    )
+    out: dict[str, Any] = {}
+    for name, argv in calls.items():
+        times = []
+        loads = []
+        for _ in range(runs):
+            loads.append(load())
+            t0 = time.perf_counter()
+            subprocess.run([*memdeck, *argv], env=env, cwd=REPO, check=True, capture_output=True)
+            times.append(time.perf_counter() - t0)
+        out[name] = {
+            "median_s": round(statistics.median(times), 3),
+            "min_s": round(min(times), 3),
+            "load": loads,
+        }
+    probe = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, json.dumps(calls["search_fts"])],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    line = next(x for x in probe.stderr.splitlines() if x.startswith("IMPORTED "))
+    out["search_fts_imports"] = json.loads(line[len("IMPORTED ") :])
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--conv", type=int, default=5, help="LoCoMo conversation (default 5)")
+    parser.add_argument("--runs", type=int, default=5, help="CLI calls per timing")
+    args = parser.parse_args(argv)
+    data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
+    conv = build_conversation(args.conv, data[args.conv])
+    with tempfile.TemporaryDirectory(prefix="memdeck-cost-") as tmp:
+        root = Path(tmp)
+        ws = root / "ws"
+        for rel, text in conv.files.items():
+            common.write_if_changed(ws / rel, text)
+        runs = []
+        for line_vectors in (True, False):
+            state = root / f"state-{'lines' if line_vectors else 'chunks'}"
+            shutil.rmtree(state, ignore_errors=True)
+            common.log(f"cold index, line vectors {'on' if line_vectors else 'off'}")
+            runs.append(cold_index(ws, state, line_vectors))
+        common.log("CLI calls")
+        cli = cli_times(ws, root / "state-cli", args.runs)
+    with_lines, without = runs
+    payload = {
+        "machine": common.machine_info(),
+        "conversation": args.conv,
+        "default": with_lines,
+        "without_line_vectors": without,
+        "index_time_ratio": round(with_lines["seconds"] / without["seconds"], 2),
+        "cli": cli,
+    }
+    path = common.write_results("cost", payload)
+    print(
+        common.table(
+            ["measure", "value"],
+            [
+                ["index ÷ Markdown (default)", f"{with_lines['ratio']}×"],
+                ["index bytes (default)", f"{with_lines['index_bytes']:,}"],
+                ["index ÷ Markdown (no line vectors)", f"{without['ratio']}×"],
+                [
+                    "cold index, default",
+                    f"{with_lines['seconds']} s (load {with_lines['load_before']})",
+                ],
+                [
+                    "cold index, no line vectors",
+                    f"{without['seconds']} s (load {without['load_before']})",
+                ],
+                ["time ratio", f"{payload['index_time_ratio']}×"],
+                [
+                    "KB/s, chunks/s (default)",
+                    f"{with_lines['kb_per_s']}, {with_lines['chunks_per_s']}",
+                ],
+                *[
+                    [f"memdeck {k} (median)", f"{v['median_s']} s"]
+                    for k, v in cli.items()
+                    if isinstance(v, dict)
+                ],
+            ],
+            title=f"cost of the default, LoCoMo conv-{args.conv}",
+        )
+    )
+    print("tables (default):")
+    for name, size in list(with_lines["tables"].items())[:12]:
+        print(f"  {name:32} {size:>10,}")
+    print("keyword-only search imports:", " ".join(cli["search_fts_imports"]))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
