@@ -740,7 +740,8 @@ class Store:
         return excess
 
     def copy_cache_from(self, other_path: Path) -> int:
-        """Seed this store's cache from another index file (used by full reindex)."""
+        """Seed this store's cache (and unit vectors) from another index file (used by
+        a full reindex); returns the cache entries copied."""
         if not Path(other_path).exists():
             return 0
         try:
@@ -761,6 +762,9 @@ class Store:
                         " where length(embedding) > 0"
                     )
                 copied = int(db.scalar("select changes()") or 0)
+                # unit vectors live only in their matrices: a rebuild keeps them too
+                with contextlib.suppress(DatabaseError):
+                    db.execute("insert or ignore into line_vectors select * from old.line_vectors")
         except DatabaseError:
             return 0
         return copied - self._drop_unsound_cache()

@@ -199,3 +199,20 @@ def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
     hit = train.results[0]
     assert (hit.best_line, hit.best_line_end, hit.line_cosine) == (8, 8, 1.0)
     assert hit.vector_input == 1.0 and hit.vector_score == 0.5
+
+
+def test_a_full_rebuild_keeps_the_unit_vectors(make_engine, workspace_dir) -> None:
+    """Unit vectors are stored once, in their matrices (not in the embedding cache):
+    a forced rebuild salvages the matrices and embeds no unit again."""
+    write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    embedder = ConceptEmbedder()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    eng.sync()
+    lines_cached = eng.store.db.scalar(
+        "select count(*) from embedding_cache where hash not in (select hash from chunks)"
+    )
+    assert lines_cached == 0  # no unit vector in the cache
+    before = embedder.texts_embedded
+    done = eng.sync(force=True)
+    assert done.full and embedder.texts_embedded == before  # nothing embedded again
+    assert _line_rows(eng) == 1
