@@ -35,7 +35,7 @@ from engine.memory.recall import (
     record_results,
     record_search,
 )
-from engine.search.explain import candidate_json
+from engine.search.explain import candidate_json, fmt, threshold
 from engine.search.model import SearchOptions, SearchOutcome
 from engine.search.results import (
     BackendFallback,
@@ -149,6 +149,26 @@ class MemdeckSearcher:
         return search_answer(self.host, outcome, explain=request.explain)
 
 
+def _rescue_note(text_weight: float, options: SearchOptions) -> str:
+    """Why a hit under minScore was kept (rank.cut_results' keyword rescue)."""
+    floor = min(options.min_score, text_weight)
+    return (
+        f"below minScore {threshold(options.min_score)}: kept by the keyword rescue (no "
+        f"hit reached it; keyword hits ≥ min(minScore, textWeight) = {fmt(floor)} stay)"
+    )
+
+
+def _openclaw_note(topped_up: bool, outcome: OpenClawOutcome) -> str | None:
+    """Why OpenClaw 2026.9.6 returns a hit under minScore: its keyword top-up, or
+    the floor dropped to 0 when nothing passed minScore."""
+    below = f"below minScore {threshold(outcome.min_score)}"
+    if topped_up:
+        return f"{below}: kept by OpenClaw's top-up with keyword hits (up to maxResults)"
+    if outcome.floor_dropped:
+        return f"{below}: nothing passed it, so OpenClaw drops the floor to 0 for keyword hits"
+    return None
+
+
 def search_answer(
     host: SearchHost, outcome: SearchOutcome, *, explain: bool = False
 ) -> SearchAnswer:
@@ -164,6 +184,9 @@ def search_answer(
             c.source,
             cite=cite,
             breakdown=candidate_json(c, outcome.options) if explain else None,
+            kept_below_min_score=_rescue_note(c.text_weight, outcome.options)
+            if c.rescued
+            else None,
         )
         for c in outcome.results
     )
@@ -288,6 +311,9 @@ class OpenClawSearcher:
                 c.source,
                 cite=cite,
                 breakdown=c.to_dict() if request.explain else None,
+                kept_below_min_score=_openclaw_note(c.topped_up, outcome)
+                if c.score < outcome.min_score
+                else None,
             )
             for c in outcome.results
         )

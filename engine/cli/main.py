@@ -511,6 +511,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"memdeck: qmd search denied by memory.qmd.scope: {result.scope}", file=sys.stderr)
     for i, r in enumerate(result.results, start=1):
         print(f"\n{i}. {r.path}:{r.start_line}-{r.end_line}  score {r.score:.4f}")
+        if r.kept_below_min_score:  # the keyword rescue (or OpenClaw's top-up/floor)
+            print(f"   {r.kept_below_min_score}")
         if args.explain and r.breakdown is not None:
             for line in _explain_lines(r.breakdown):
                 print(f"   {line}")

@@ -63,13 +63,17 @@ class SearchHit(JsonRecord):
     ``snippet`` ends with ``"\\n\\nSource: <citation>"`` when citations are on;
     ``excerpt`` is the text without that footer. ``collection``/``docid``/
     ``title`` come only from qmd, ``breakdown`` only from an explained builtin
-    search; each is left out of the JSON when unset.
+    search; each is left out of the JSON when unset. ``kept_below_min_score`` says
+    why a hit scoring under minScore is in the list (memdeck's keyword rescue,
+    OpenClaw's keyword top-up or its floor); the text output prints it, the JSON
+    keeps the tool's shape (``--explain``'s breakdown has the numbers).
     """
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {"start_line": "startLine", "end_line": "endLine"}
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
         {"collection", "docid", "title", "citation", "breakdown"}
     )
+    JSON_HIDDEN: ClassVar[frozenset[str]] = frozenset({"kept_below_min_score"})
 
     path: str
     start_line: int
@@ -82,6 +86,7 @@ class SearchHit(JsonRecord):
     title: str | None = None
     citation: str | None = None
     breakdown: Mapping[str, object] | None = None
+    kept_below_min_score: str | None = None
 
     @property
     def excerpt(self) -> str:
@@ -108,6 +113,7 @@ def search_hit(
     docid: str | None = None,
     title: str | None = None,
     breakdown: Mapping[str, object] | None = None,
+    kept_below_min_score: str | None = None,
 ) -> SearchHit:
     """A hit whose snippet is ``text`` plus, with ``cite``, the ``Source:`` footer."""
     ref = citation(path, start_line, end_line) if cite else None
@@ -123,6 +129,7 @@ def search_hit(
         title=title or None,
         citation=ref,
         breakdown=breakdown,
+        kept_below_min_score=kept_below_min_score,
     )
 
 

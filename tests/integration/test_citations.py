@@ -18,6 +18,8 @@ import pytest
 from engine.cli.demo import create_demo_workspace
 from tests.cli_process import cli_env, run_cli
 
+pytestmark = pytest.mark.subprocess
+
 QUERIES = ["Miso tablet", "dentist", "coffee", "Atlas rollback", "Lighthouse BM25", "Ravi"]
 
 

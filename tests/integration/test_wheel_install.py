@@ -26,7 +26,7 @@ import pytest
 
 from tests.cli_process import REPO, cli_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 #: Starts the app the way the ``memdeck`` console script does (the launcher, the
 #: CLI's ``tui`` command, the app's own theme loading), without a terminal: the

@@ -287,3 +287,27 @@ def test_a_refill_of_as_many_rows_is_in_place_and_shows_the_new_ranking(
         assert pane.highlighted() is got.results[table.cursor_row]
 
     drive(app, go)
+
+
+def test_a_rescued_row_says_so(engine_factory, make_app) -> None:
+    """With a minScore nothing reaches, the keyword rescue keeps keyword hits: the
+    status line says "keyword rescue" and each such row carries "rescued"."""
+    from tests.engine.concept_embedder import ConceptEmbedder
+
+    engine = engine_factory(ConceptEmbedder(), **{"query.min_score": 0.99})
+    app = make_app(engine)
+
+    async def go(pilot: Pilot) -> None:
+        await search(pilot, "methimazole")
+        pane = app.search_pane
+        out = pane.outcome
+        assert out is not None and out.rescue_used and out.results
+        assert all(c.rescued and c.score < 0.99 for c in out.results)
+        table = pane.query_one("#results", DataTable)
+        for row in range(table.row_count):
+            location = table.get_row_at(row)[-1].plain
+            assert location.endswith(" rescued"), location
+        status = plain(pane.query_one("#search-status", Static).content)
+        assert "keyword rescue" in status and "minScore 0.99" in status
+
+    drive(app, go)

@@ -736,11 +736,14 @@ def result_cells(
                 style=style_of(variables, "score-mmr"),
             ),
         ]
+    where = Text(location(c.path, c.start_line, c.end_line))
+    if c.rescued:  # under minScore, kept by the keyword rescue (the breakdown says why)
+        where.append(" rescued", style=f"italic {s_text}")
     return [
         Text(str(c.final_rank), style="bold"),
         score,
         *parts,
-        Text(location(c.path, c.start_line, c.end_line)),
+        where,
     ]
 
 
