@@ -15,12 +15,12 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import RenderableType
 from textual import events, on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.timer import Timer
@@ -32,24 +32,26 @@ from engine.core import Engine, IndexUnavailable
 from engine.events import SyncDone, SyncFailed, SyncStarted
 from engine.index.sync_service import SyncService, SyncServiceState
 from engine.search.explain import formula
-from engine.search.model import SearchOutcome
-from engine.searchers import search_answer
 from engine.status import EngineStatus
-from engine.workspace.files import ExternalChangeError
 from engine.workspace.presence import WorkspaceProblem, create_workspace, workspace_problem
-from tui import export
+from tui.actions import (
+    GLOBAL_BINDINGS,
+    MODAL_BLOCKED,
+    TYPING_BINDINGS,
+    DeckActions,
+    key_sections,
+)
 from tui.bridge import EngineBridge
 from tui.commands import MemdeckCommands
+from tui.editing import EditorFlows
+from tui.exporting import RankingExport
 from tui.format import short_path, style_of
 from tui.heap import HeapKeeper
-from tui.keymap import KeySection, display_keys, key_rows, validate_keymap
+from tui.keymap import display_keys, key_rows, validate_keymap
 from tui.messages import EngineEvent, OpenLocation, ServiceStateChanged, TreeListing
 from tui.screens.dialogs import (
     AppendEntryScreen,
     ConfirmScreen,
-    EntryDraft,
-    ExportScreen,
-    ExternalChangeScreen,
     QuitChoice,
     QuitScreen,
 )
@@ -73,7 +75,7 @@ from tui.themes import (
     theme_dirs,
 )
 from tui.topbar import COUNTS, PROVIDER, QMD, BarField, render_bar
-from tui.widgets.editor import EditorPane, OpenError
+from tui.widgets.editor import EditorPane
 from tui.widgets.memory_tree import MemoryTree
 from tui.widgets.monitor import MonitorPane
 from tui.widgets.search_pane import SearchPane
@@ -86,176 +88,6 @@ OWN_SYNC_WAIT_S = 30.0
 #: Below this many columns the tree is hidden until asked for (ctrl+b, 1), so the
 #: panes keep room for result locations and the monitor's values.
 NARROW = 100
-_MODAL_BLOCKED = frozenset(
-    {
-        "focus_search",
-        "focus_pane",
-        "append_entry",
-        "save",
-        "reload",
-        "help",
-        "toggle_theme",
-        "toggle_tree",
-        "next_pane",
-        "sync_now",
-        "agent_activity",
-    }
-)
-
-
-#: Keys that work from anywhere, the editor included: priority bindings act before
-#: the focused widget, so none of them may be a key that types or that the editor
-#: or search box uses (the keymap validation refuses such remaps). No alt+digit:
-#: terminals send alt+1 as ESC 1, which Textual reads as a macOS Option character
-#: ("¡"), so it would type instead of acting.
-GLOBAL_BINDINGS: list[BindingType] = [
-    Binding(
-        "ctrl+q",
-        "quit",
-        "Quit",
-        id="app.quit",
-        priority=True,
-        tooltip="Quit memdeck (asks first when the editor has unsaved edits)",
-    ),
-    Binding(
-        "ctrl+p",
-        "command_palette",
-        "Palette",
-        id="app.palette",
-        priority=True,
-        show=False,
-        tooltip="Open the command palette",
-    ),
-    Binding("f1", "help", "Help", id="app.help", priority=True, tooltip="Show every key"),
-    Binding(
-        "ctrl+f",
-        "focus_search",
-        "Search",
-        id="search.focus",
-        priority=True,
-        tooltip="Focus the search box",
-    ),
-    Binding(
-        "ctrl+g",
-        "next_pane",
-        "Next pane",
-        id="pane.next",
-        priority=True,
-        show=False,
-        tooltip="Go to the next pane: tree → editor → search → monitor",
-    ),
-    Binding(
-        "ctrl+b",
-        "toggle_tree",
-        "Tree",
-        id="app.tree",
-        priority=True,
-        show=False,
-        tooltip="Hide or show the memory tree (it hides by itself below 100 columns)",
-    ),
-    Binding(
-        "ctrl+s",
-        "save",
-        "Save",
-        id="editor.save",
-        priority=True,
-        tooltip="Save the file (asks if it changed on disk); triggers a sync",
-    ),
-    Binding(
-        "ctrl+r",
-        "reload",
-        "Reload",
-        id="editor.reload",
-        priority=True,
-        show=False,
-        tooltip="Reload the file from disk (asks before discarding edits)",
-    ),
-    Binding(
-        "ctrl+n",
-        "append_entry",
-        "Append entry",
-        id="editor.append",
-        priority=True,
-        tooltip="Append a timestamped entry to today's daily log",
-    ),
-    Binding(
-        "f9",
-        "sync_now",
-        "Sync",
-        id="index.sync",
-        priority=True,
-        tooltip="Sync the index with the files now",
-    ),
-    Binding(
-        "f11",
-        "agent_activity",
-        "Agents",
-        id="app.agent_activity",
-        priority=True,
-        show=False,
-        tooltip="Agent activity: the searches agents made (MCP, CLI); Enter replays one",
-    ),
-    Binding(
-        "alt+o",
-        "openclaw_compare",
-        "vs OpenClaw",
-        id="search.openclaw_compare",
-        priority=True,
-        show=False,
-        tooltip="The search pane's query ranked by OpenClaw 2026.9.6 beside memdeck's ranking",
-    ),
-    Binding(
-        "ctrl+t",
-        "toggle_theme",
-        "Theme",
-        id="app.theme",
-        priority=True,
-        show=False,
-        tooltip="Switch between the dark and the light theme (remembered)",
-    ),
-]
-
-#: Short keys for when no text field has focus (in the editor or the search box
-#: they type, as they should).
-TYPING_BINDINGS: list[BindingType] = [
-    Binding(
-        "slash",
-        "focus_search",
-        "Search",
-        id="search.slash",
-        show=False,
-        tooltip="Focus the search box",
-    ),
-    Binding(
-        "question_mark", "help", "Help", id="app.help_key", show=False, tooltip="Show every key"
-    ),
-    Binding("1", "focus_pane('tree')", "Tree", id="pane.tree", show=False, tooltip="Memory tree"),
-    Binding("2", "focus_pane('editor')", "Editor", id="pane.editor", show=False, tooltip="Editor"),
-    Binding(
-        "3",
-        "focus_pane('search')",
-        "Search pane",
-        id="pane.search",
-        show=False,
-        tooltip="Search pane",
-    ),
-    Binding(
-        "4",
-        "focus_pane('monitor')",
-        "Monitor",
-        id="pane.monitor",
-        show=False,
-        tooltip="Index monitor",
-    ),
-]
-
-
-class _GlobalKeys:
-    BINDINGS = GLOBAL_BINDINGS
-
-
-class _TypingKeys:
-    BINDINGS = TYPING_BINDINGS
 
 
 def default_clock() -> dt.datetime:
@@ -326,10 +158,10 @@ class MemdeckApp(App[int]):
         #: None: the tree shows from NARROW columns up; True/False: ctrl+b decided.
         self.tree_choice: bool | None = None
         self._pane_pending: str | None = None
-        self.last_export: Path | None = None
         self.workspace_problem: WorkspaceProblem | None = None
-        #: An entry closed with Esc before it was appended; the next ctrl+n reopens it.
-        self.entry_draft = ""
+        #: opening, saving and appending (``tui/editing.py``); exporting the ranking
+        self.editing = EditorFlows(self)
+        self.exporting = RankingExport(self)
         #: True from the moment the app begins to exit (see ``exit``).
         self.leaving = False
         self._status_timer: Timer | None = None
@@ -709,7 +541,7 @@ class MemdeckApp(App[int]):
     # -- actions ----------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Pane keys act on the main screen only (not under a dialog or another screen).
-        return not (action in _MODAL_BLOCKED and self.screen is not self.default_screen)
+        return not (action in MODAL_BLOCKED and self.screen is not self.default_screen)
 
     # -- leaving ------------------------------------------------------------------------
     async def action_quit(self) -> None:
@@ -750,7 +582,7 @@ class MemdeckApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, AppendEntryScreen):
                 return screen.text
-        return self.entry_draft
+        return self.editing.entry_draft
 
     def _today_rel(self) -> str:
         ws = self.engine.workspace
@@ -761,20 +593,20 @@ class MemdeckApp(App[int]):
             self.exit(0)
         elif choice == "save":
             entry = self._pending_entry()
-            if self.editor_pane.modified and not self._save(force=False):
+            if self.editor_pane.modified and not self.editing.write(force=False):
                 self.notify("Not quit: the file was not saved.", severity="warning", timeout=5)
                 return
             if entry.strip():
                 try:
                     self.engine.workspace.append_entry(entry, now=self.clock())
                 except (ValueError, OSError) as exc:
-                    self.entry_draft = entry
+                    self.editing.entry_draft = entry
                     self.notify(
                         f"Not quit: the entry was not appended: {exc}. It is kept as a draft.",
                         severity="error",
                     )
                     return
-                self.entry_draft = ""
+                self.editing.entry_draft = ""
             self.exit(0)
         else:
             self.notify("Not quit; what you typed is still there.", timeout=3)
@@ -917,7 +749,7 @@ class MemdeckApp(App[int]):
 
     def on_promotion_queue_screen_promoted(self, message: Message) -> None:
         path = str(getattr(message, "path", "MEMORY.md"))
-        self._after_write(path, "promotion")
+        self.editing.after_write(path, "promotion")
 
     def action_sync_now(self) -> None:
         self.request_sync("manual")
@@ -927,282 +759,36 @@ class MemdeckApp(App[int]):
         self.request_sync("reindex", force=True)
         self.notify("Full reindex requested; searches use the old index until the swap.", timeout=4)
 
-    # -- export -------------------------------------------------------------------------
+    # -- export and the editor (tui/exporting.py, tui/editing.py) ------------------------
     def action_export_ranking(self) -> None:
-        """Write the ranking on screen to a file: asks for the path, never overwrites or
-        writes inside the memory tree without a yes."""
-        outcome = self.search_pane.outcome
-        if outcome is None:
-            self.notify("Search first: there is no ranking to export.", severity="warning")
-            return
-        at = self.clock()
-        base = Path.cwd()
-        if self._in_memory_tree(base / "x"):
-            base = self.display_home
-        screen = ExportScreen(
-            f"Export the ranking for “{outcome.query}”",
-            export.default_export_name(outcome.query, at),
-            base,
-        )
-        self.push_screen(screen, lambda path: self._export_to(path, outcome, at, []))
+        """Write the ranking on screen to a file (asks for the path)."""
+        self.exporting.start()
 
-    def _in_memory_tree(self, path: Path) -> bool:
-        root = self.engine.workspace.root.resolve()
-        return path.resolve().is_relative_to(root)
-
-    def _export_to(
-        self, path: Path | None, outcome: SearchOutcome, at: dt.datetime, agreed: list[str]
-    ) -> None:
-        if path is None:
-            return
-        questions = [
-            (
-                "tree",
-                self._in_memory_tree(path),
-                "Write inside the memory tree?",
-                f"{path} is inside the workspace memdeck indexes; the export would be "
-                "indexed and found by searches.",
-                "Write it there",
-            ),
-            (
-                "overwrite",
-                path.exists(),
-                "Overwrite the file?",
-                f"{path} exists. Replace it with the export?",
-                "Overwrite",
-            ),
-        ]
-        for key, needed, title, message, yes in questions:
-            if needed and key not in agreed:
-
-                def decided(ok: bool | None, key: str = key) -> None:
-                    if ok:
-                        self._export_to(path, outcome, at, [*agreed, key])
-                    else:
-                        self.notify("Not exported.", timeout=3)
-
-                self.push_screen(ConfirmScreen(title, message, yes=yes), decided)
-                return
-        if path.suffix.lower() == ".json":
-            text = export.ranking_json(
-                search_answer(self.engine, outcome, explain=True).to_json(), outcome, at
-            )
-        else:
-            text = export.ranking_markdown(outcome, at)
-        try:
-            if path.is_dir():
-                raise IsADirectoryError(f"{path} is a folder")
-            export.write_new_file(path, text)
-        except OSError as exc:
-            self.notify(f"Not exported: {exc}", title="Export failed", severity="error")
-            return
-        self.last_export = path
-        self.notify(f"Exported {len(outcome.results)} results to {path}.", timeout=4)
-
-    # -- editor -------------------------------------------------------------------------
     def open_location(self, path: str, line: int = 1) -> None:
-        editor = self.editor_pane
-        try:
-            rel = self.engine.workspace.rel(self.engine.workspace.resolve(path))
-        except ValueError as exc:
-            self.notify(str(exc), title="Cannot open", severity="error")
-            return
-        if editor.rel == rel:
-            if editor.modified:
-                editor.goto_line(line)
-                self._show_editor()
-                return
-        elif editor.modified:
-
-            def decided(discard: bool | None) -> None:
-                if discard:
-                    self._open(rel, line)
-
-            self.push_screen(
-                ConfirmScreen(
-                    "Unsaved changes",
-                    f"{editor.rel} has unsaved changes. Discard them and open {rel}?",
-                    yes="Discard and open",
-                ),
-                decided,
-            )
-            return
-        self._open(rel, line)
-
-    def _open(self, rel: str, line: int) -> None:
-        try:
-            self.editor_pane.open(rel, line)
-        except OpenError as exc:
-            self.notify(str(exc), title="Cannot open", severity="error")
-            return
-        self.memory_tree.select_rel(rel)
-        self._show_editor()
-
-    def _show_editor(self) -> None:
-        self.query_one("#panes", TabbedContent).active = "pane-editor"
-        self.editor_pane.area.focus()
+        self.editing.open_location(path, line)
 
     def action_save(self) -> None:
-        editor = self.editor_pane
-        if editor.rel is None:
-            self.notify("No file is open.", severity="warning")
-            return
-        if editor.is_daily and not editor.unlocked:
-            self.notify(
-                f"{editor.rel} is a daily log (append-only): ctrl+n appends an entry; "
-                "'Editor: allow editing' in the palette unlocks it.",
-                severity="warning",
-            )
-            return
-        if not editor.modified and not editor.external_change:
-            self.notify(f"{editor.rel}: nothing to save.", timeout=2)
-            return
-        self._save(force=False)
-
-    def _save(self, *, force: bool) -> bool:
-        """Save the editor; True when the file on disk now holds the buffer."""
-        editor = self.editor_pane
-        try:
-            rel = editor.save(force=force)
-        except ExternalChangeError:
-            self.push_screen(ExternalChangeScreen(str(editor.rel)), self._external_choice)
-            return False
-        except (OpenError, OSError) as exc:
-            self.notify(
-                f"Not saved: {exc}. Your text is still in the editor.",
-                title="Save failed",
-                severity="error",
-            )
-            return False
-        self.notify(f"Saved {rel}; re-indexing.", timeout=3)
-        self._after_write(rel, "save")
-        return True
-
-    def _external_choice(self, choice: str | None) -> None:
-        editor = self.editor_pane
-        if choice == "reload":
-            editor.reload()
-            self.notify(f"Reloaded {editor.rel} from disk.", timeout=3)
-        elif choice == "overwrite":
-            self._save(force=True)
-        else:
-            self.notify("Not saved. The file on disk and your buffer are unchanged.", timeout=4)
-
-    def _after_write(self, rel: str, reason: str) -> None:
-        self.engine.mark_dirty()
-        self.request_sync(reason)
-        self.refresh_tree()
+        self.editing.save()
 
     def action_reload(self) -> None:
-        editor = self.editor_pane
-        if editor.rel is None:
-            return
-        if not editor.modified:
-            editor.reload()
-            return
-
-        def decided(discard: bool | None) -> None:
-            if discard:
-                editor.reload()
-
-        self.push_screen(
-            ConfirmScreen(
-                "Reload from disk", f"Discard your edits to {editor.rel}?", yes="Discard and reload"
-            ),
-            decided,
-        )
+        self.editing.reload()
 
     def action_unlock_editor(self) -> None:
-        editor = self.editor_pane
-        if editor.rel is None:
-            return
-
-        def decided(ok: bool | None) -> None:
-            if ok:
-                editor.unlock()
-                editor.area.focus()
-
-        self.push_screen(
-            ConfirmScreen(
-                "Edit a daily log",
-                f"{editor.rel} is append-only by convention: agents read earlier entries as "
-                "a record. Allow editing it anyway?",
-                yes="Allow editing",
-            ),
-            decided,
-        )
+        self.editing.unlock()
 
     def action_append_entry(self, initial: str = "") -> None:
-        now = self.clock()
-        ws = self.engine.workspace
-        rel = ws.rel(ws.daily_path(now.date()))
-        editor = self.editor_pane
-        if editor.rel == rel and editor.modified:
-            self.notify(f"Save or reload {rel} before appending to it.", severity="warning")
-            return
-        screen = AppendEntryScreen(
-            rel, now.strftime("%H:%M"), blink=self.blink, initial=initial or self.entry_draft
-        )
-        self.push_screen(screen, self._append)
-
-    def _append(self, result: EntryDraft | None) -> None:
-        if result is None:
-            return
-        text = result.text
-        if not result.append:  # Esc or Cancel: nothing typed is thrown away
-            self.entry_draft = text if text.strip() else ""
-            if self.entry_draft:
-                keys = display_keys(self.effective_keys("editor.append", "ctrl+n"))
-                self.notify(f"Entry kept as a draft: {keys} brings it back.", timeout=4)
-            return
-        ws = self.engine.workspace
-        try:
-            path, line = ws.append_entry(text, now=self.clock())
-        except (ValueError, OSError) as exc:
-            self.notify(f"Not appended: {exc}", title="Append failed", severity="error")
-            self.action_append_entry(initial=text)  # keep the text
-            return
-        self.entry_draft = ""
-        rel = ws.rel(path)
-        self.notify(f"Appended to {rel}; re-indexing.", timeout=3)
-        editor = self.editor_pane
-        if editor.rel is None or editor.rel == rel or not editor.modified:
-            self._open(rel, line)
-        self._after_write(rel, "append")
-
-
-def key_sections() -> list[KeySection]:
-    """Where each group of bindings works (drives help and keymap validation)."""
-    return [
-        KeySection("Everywhere", _GlobalKeys, screen="*", in_text_field=True),
-        KeySection("Outside text fields", _TypingKeys),
-        KeySection("Search pane", SearchPane, widget=True, in_text_field=True),
-        KeySection("Memory tree", MemoryTree, widget=True),
-        KeySection("Append entry", AppendEntryScreen, screen="append", in_text_field=True),
-        KeySection("Dialogs", ConfirmScreen, screen="confirm"),
-        KeySection("External change", ExternalChangeScreen, screen="external"),
-        KeySection("Unsaved edits", QuitScreen, screen="quit"),
-        KeySection("Export", ExportScreen, screen="export", in_text_field=True),
-        KeySection("Help", HelpScreen, screen="help"),
-        *_optional_sections(),
-    ]
-
-
-def _optional_sections() -> list[KeySection]:
-    """The dreaming and flush screens' keys (both screens ship with the app)."""
-    from tui.screens.agent_activity import AgentActivityScreen
-    from tui.screens.promotion_queue import PromotionQueueScreen
-    from tui.screens.sessions_view import SessionsViewScreen
-
-    return [
-        KeySection("Promotion queue", PromotionQueueScreen, screen="promotion"),
-        KeySection("Sessions", SessionsViewScreen, screen="sessions"),
-        KeySection("Agent activity", AgentActivityScreen, screen="activity"),
-    ]
+        self.editing.append_entry(initial)
 
 
 def _start_tab(pane: str) -> str:
     return pane if pane in ("editor", "search", "monitor") else "search"
+
+
+if TYPE_CHECKING:
+
+    def _offers_the_palette(app: MemdeckApp) -> DeckActions:
+        """The app is what the palette expects of it (checked by mypy)."""
+        return app
 
 
 def run_app(engine: Engine, *, sync_service: SyncService | None = None) -> int:

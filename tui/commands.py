@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from tui import toggles
-
-if TYPE_CHECKING:
-    from tui.app import MemdeckApp
+from tui.actions import DeckActions, current_keys
 
 
 @dataclass(frozen=True)
@@ -33,15 +30,7 @@ class PaletteCommand:
         return f"{key}  ·  {self.help}" if key else self.help
 
 
-def current_keys(app: MemdeckApp) -> dict[str, str]:
-    """binding id → the keys in force, as people write them (for the palette's help)."""
-    from tui.app import key_sections
-    from tui.keymap import key_rows
-
-    return {row.binding_id: row.keys for row in key_rows(key_sections(), app.keymap)}
-
-
-def palette_commands(app: MemdeckApp) -> list[PaletteCommand]:
+def palette_commands(app: DeckActions) -> list[PaletteCommand]:
     """The commands that make sense right now."""
     pane = app.search_pane
     opts = pane.options
@@ -242,16 +231,12 @@ class MemdeckCommands(Provider):
     """Command palette provider for memdeck's own commands."""
 
     def _commands(self) -> list[PaletteCommand]:
-        from tui.app import MemdeckApp
-
         app = self.app
-        return palette_commands(app) if isinstance(app, MemdeckApp) else []
+        return palette_commands(app) if isinstance(app, DeckActions) else []
 
     def _keys(self) -> dict[str, str]:
-        from tui.app import MemdeckApp
-
         app = self.app
-        return current_keys(app) if isinstance(app, MemdeckApp) else {}
+        return current_keys(app.keymap) if isinstance(app, DeckActions) else {}
 
     async def discover(self) -> Hits:
         keys = self._keys()

@@ -18,7 +18,7 @@ from engine.qmd.config import QmdSettings
 from engine.status import EngineStatus
 from tests.engine.test_qmd_runner import script
 from tests.tui.conftest import SIZE, drive, ready, search, wait_for
-from tui.app import key_sections
+from tui.actions import key_sections
 from tui.keymap import all_ids
 from tui.screens.help import HelpScreen
 from tui.settings import UISettings

@@ -13,7 +13,7 @@ from textual.widgets import Button, DataTable, Input, TextArea
 from engine.embeddings.base import ProgressCallback
 from tests.engine.concept_embedder import ConceptEmbedder
 from tests.tui.conftest import drive, wait_for
-from tui.app import GLOBAL_BINDINGS, key_sections
+from tui.actions import GLOBAL_BINDINGS, key_sections
 from tui.keymap import validate_keymap
 from tui.screens.dialogs import QuitScreen
 from tui.screens.help import HelpScreen

@@ -176,7 +176,7 @@ def test_settings_problems_are_reported_and_defaults_kept(tmp_path: Path) -> Non
 
 # -- keymap ----------------------------------------------------------------------------
 def test_keymap_validation() -> None:
-    from tui.app import key_sections
+    from tui.actions import key_sections
 
     clean, problems = validate_keymap(
         {"search.focus": "ctrl+l, f12", "nope.id": "x", "editor.save": "ctrl+"},
