@@ -40,12 +40,20 @@ from engine.index.indexer import (
 )
 from engine.index.lock import IndexLocked
 from engine.index.store import FileRecord, Store
+from engine.memory.recall import MAX_EVENTS, MAX_SEARCHES
+from engine.memory.recall import counts as recall_counts
 from engine.search.model import Retrieval, SearchOptions, SearchOutcome
 from engine.search.rank import rank
 from engine.search.results import check_query
 from engine.search.retrieve import VEC_DAMAGED, retrieve
 from engine.searchers import OpenClawSearcher, Searcher, choose_searcher
-from engine.status import EngineStatus, MultimodalScope, SyncSummary, WriteProblem
+from engine.status import (
+    EngineStatus,
+    MultimodalScope,
+    RecallSize,
+    SyncSummary,
+    WriteProblem,
+)
 from engine.workspace.files import Workspace
 
 #: below this much free space where the index lives, status warns of a full disk
@@ -906,6 +914,7 @@ class Engine:
             integrity_check=self.integrity_check,
             damage=self.damage or (store.check() if self.read_only else ()),
             search_error=self.search_error,
+            recall=self._recall_size(),
             write_problem=self.write_problem or self._space_problem(),
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)
@@ -917,6 +926,13 @@ class Engine:
             fallback_reason=qmd.fallback_reason if qmd else None,
             qmd=qmd,
         )
+
+    def _recall_size(self) -> RecallSize | None:
+        try:
+            counts = recall_counts(self.store)
+        except (DatabaseError, OSError):
+            return None  # a snapshot of an index that never logged a search
+        return RecallSize(counts.searches, counts.hits, MAX_SEARCHES, MAX_EVENTS)
 
     def _space_problem(self) -> WriteProblem | None:
         """A disk with (almost) no room left where the index lives: the next write will

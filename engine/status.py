@@ -25,6 +25,16 @@ WriteProblemKind = Literal[
 
 
 @dataclass(frozen=True)
+class RecallSize(JsonRecord):
+    """How much the recall log holds, against the caps it is pruned to."""
+
+    searches: int
+    hits: int
+    max_searches: int
+    max_hits: int
+
+
+@dataclass(frozen=True)
 class WriteProblem(JsonRecord):
     """Why writing the index stopped (reading goes on): ``kind`` is the short label
     the monitor shows, ``text`` names the path and the remedy."""
@@ -135,6 +145,8 @@ class EngineStatus(JsonRecord):
     damage: tuple[str, ...] = ()
     #: why the last search failed (None after one succeeds)
     search_error: str | None = None
+    #: the recall log: searches and hits kept, and the caps they are pruned to
+    recall: RecallSize | None = None
     #: why the index cannot be written right now (full disk, read-only folder…);
     #: None while writes work
     write_problem: WriteProblem | None = None

@@ -259,6 +259,14 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"files       {st.files} indexed / {st.files_on_disk} on disk",
         f"chunks      {st.chunks} ({st.embedded_chunks} embedded)",
         f"cache       {st.cache_entries} entries",
+        *(
+            [
+                f"recall      {st.recall.searches:,} searches, {st.recall.hits:,} hits (kept:"
+                f" {st.recall.max_searches:,} / {st.recall.max_hits:,}, 120 days)"
+            ]
+            if st.recall
+            else []
+        ),
         f"dirty       {'yes' if st.dirty else 'no'}"
         + ("  (fingerprint changed: full reindex on next sync)" if st.needs_full_reindex else ""),
     ]

@@ -355,7 +355,11 @@ class SqliteRecallLog:
         return [search_of(r) for r in rows]
 
     def counts(self) -> RecallCounts:
-        self.ensure_schema()
+        """Never writes: an index that has no log yet (or an older one) counts 0."""
+        if not self._ready and not self.db.scalar(
+            "select 1 from sqlite_master where name = 'recall_hits'"
+        ):
+            return RecallCounts(0, 0)
         return RecallCounts(
             searches=int(self.db.scalar("select count(*) from recall_searches") or 0),
             hits=int(self.db.scalar("select count(*) from recall_hits") or 0),
