@@ -43,7 +43,7 @@ from engine.index.pg_tokens import doc_terms, phrase_tsquery, query_terms, tsvec
 from engine.index.recall_log import RecallLog
 from engine.index.store import ChunkRow, FileRecord, NewChunk
 
-#: FTS5's bm25 parameters and its floor for idf <= 0 (see ``engine.search.pipeline``)
+#: FTS5's bm25 parameters and its floor for idf <= 0 (see ``engine.search.retrieve``)
 BM25_K1 = 1.2
 BM25_B = 0.75
 IDF_FLOOR = 1e-6

@@ -892,7 +892,7 @@ class Store:
 
         Cached per term; an entry is reused until the index grows or shrinks by
         more than 5 %, which is precise enough for the only use: spotting terms
-        that occur in at least half the chunks (see ``engine.search.pipeline``).
+        that occur in at least half the chunks (see ``engine.search.retrieve.QueryTerms``).
         """
         total = self.fts_row_count()
         out: dict[str, int] = {}
