@@ -19,13 +19,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.index import keyword_index, line_codec
+from engine.index import keyword_index
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
+from engine.index.embedding_cache import EmbeddingCacheTable, vector_blob
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
 from engine.index.index_store import StoreInfo
 from engine.index.keyword_index import KeywordIndex
-from engine.index.line_codec import LineMatrix
+from engine.index.line_vector_table import LineVectorTable
 from engine.index.recall_log import RecallLog, SqliteRecallLog
+from engine.index.store_checks import IndexChecks
 from engine.index.vector_matrix import ReadVectors, VectorMatrix, matrix_bytes
 
 SCHEMA_VERSION = 1
@@ -90,15 +92,6 @@ create table if not exists line_vectors (
 )
 
 
-#: how much of the index a check reads (``Store.check``)
-CheckLevel = Literal["open", "index", "thorough"]
-
-
-def _sound_vector(vec: np.ndarray) -> bool:
-    """Finite and not all zero (an embedding is never the zero vector)."""
-    return bool(vec.size) and bool(np.isfinite(vec).all()) and bool(np.any(vec))
-
-
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
     id: int
@@ -129,18 +122,7 @@ class FileRecord:
     error: str | None
 
 
-#: an embedding_cache row's vector: its own blob, or (empty blob) its chunk's
-_CACHED_VECTOR = (
-    "case when length(embedding) > 0 then embedding else (select c.embedding from chunks c"
-    " where c.hash = embedding_cache.hash and c.embedding is not null limit 1) end"
-)
-
-
-def _blob(vec: np.ndarray | None) -> bytes | None:
-    return None if vec is None else np.asarray(vec, dtype=np.float32).tobytes()
-
-
-class Store:
+class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
     """Typed operations on one index file. Thread-safe through ``Database``'s lock."""
 
     #: which store this is (``pg_store.PgStore`` is the other)
@@ -393,7 +375,7 @@ class Store:
             added: list[tuple[int, str]] = []
             with_vec = self.vec.loaded and bool(self._vec_dims) and self._vec_table_exists()
             for ch in chunks:
-                emb = _blob(ch.embedding)
+                emb = vector_blob(ch.embedding)
                 self.db.execute(
                     "insert into chunks(path, source, start_line, end_line, hash, model, text,"
                     " embedding, updated_at) values (?,?,?,?,?,?,?,?,?)",
@@ -598,76 +580,6 @@ class Store:
             )
         }
 
-    def line_vectors(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
-        """chunk hash → (lines × dims) matrix of its line vectors, for ``model``."""
-        out: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 500):
-            part = unique[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for h, dims, lines, blob in self.db.execute(
-                "select chunk_hash, dims, lines, vectors from line_vectors"
-                f" where model = ? and chunk_hash in ({marks})",
-                [model, *part],
-            ):
-                try:
-                    mat, _keys = line_codec.decode(blob, int(lines), int(dims))
-                except ValueError:  # a blob of the wrong size: damaged, embedded again
-                    continue
-                if np.isfinite(mat).all():  # damaged bytes: the chunk ranks without them
-                    out[h] = mat
-        return out
-
-    def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
-        """(hash, text) of the text chunks whose line vectors are not stored yet."""
-        return [
-            (str(r[0]), str(r[1]))
-            for r in self.db.execute(
-                "select distinct c.hash, c.text from chunks c where c.hash not like 'media:%'"
-                " and not exists (select 1 from line_vectors l"
-                " where l.chunk_hash = c.hash and l.model = ?)",
-                (model,),
-            )
-        ]
-
-    def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None:
-        """Store each chunk's unit vectors (8-bit codes, ``engine.index.line_codec``)."""
-        with self.db.transaction():
-            for h, (mat, keys) in vectors.items():
-                self.db.execute(
-                    "insert or replace into line_vectors(chunk_hash, model, dims, lines, vectors)"
-                    " values (?,?,?,?,?)",
-                    (
-                        h,
-                        model,
-                        int(mat.shape[1]),
-                        int(mat.shape[0]),
-                        line_codec.encode(mat, list(keys)),
-                    ),
-                )
-
-    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
-        """unit key → vector, from the matrices of chunks no longer in the index (the
-        old versions of chunks just edited, before ``prune_line_vectors``)."""
-        out: dict[int, np.ndarray] = {}
-        for dims, lines, blob in self.db.execute(
-            "select dims, lines, vectors from line_vectors where model = ?"
-            " and chunk_hash not in (select hash from chunks)",
-            (model,),
-        ):
-            mat, keys = line_codec.decode(blob, int(lines), int(dims))
-            if keys is not None:
-                out.update(zip(keys.tolist(), mat, strict=True))
-        return out
-
-    def prune_line_vectors(self) -> int:
-        """Drop line vectors of chunks no longer in the index (any model)."""
-        before = self.db.scalar("select count(*) from line_vectors") or 0
-        self.db.execute(
-            "delete from line_vectors where chunk_hash not in (select hash from chunks)"
-        )
-        return int(before) - int(self.db.scalar("select count(*) from line_vectors") or 0)
-
     def counts(self) -> dict[str, int]:
         return {
             "files": int(self.db.scalar("select count(*) from files") or 0),
@@ -679,110 +591,6 @@ class Store:
         }
 
     # -- embedding cache --------------------------------------------------------
-    def cache_get(
-        self, provider: str, model: str, provider_key: str, hashes: Sequence[str]
-    ) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        for start in range(0, len(hashes), 500):
-            part = list(hashes[start : start + 500])
-            marks = ",".join("?" * len(part))
-            for h, blob in self.db.execute(
-                f"select hash, {_CACHED_VECTOR} from embedding_cache where provider=? and model=?"
-                f" and provider_key=? and hash in ({marks})",
-                [provider, model, provider_key, *part],
-            ):
-                if blob:  # a reference whose chunk is gone (cannot happen): embed again
-                    vec = np.frombuffer(blob, dtype=np.float32)
-                    if _sound_vector(vec):  # damaged bytes: embed that text again
-                        out[h] = vec
-        return out
-
-    def cache_share_with_chunks(self) -> int:
-        """Store each cached vector once: an entry whose vector is byte for byte a live
-        chunk's ``chunks.embedding`` keeps an empty blob that points there (by hash).
-
-        Run after a sync; also what turns an index written before it (every vector in
-        the cache and in ``chunks``) into this layout. Deleting the chunk first hands
-        the vector back to the entry (``_delete_chunks``), so a cached vector outlives
-        its chunk as before. Returns the entries turned into references."""
-        with self.db.transaction():
-            self.db.execute(
-                "update embedding_cache set embedding = x'' where length(embedding) > 0"
-                " and embedding = (select c.embedding from chunks c"
-                " where c.hash = embedding_cache.hash and c.embedding is not null limit 1)"
-            )
-            return int(self.db.scalar("select changes()") or 0)
-
-    def cache_put(
-        self, provider: str, model: str, provider_key: str, items: dict[str, np.ndarray]
-    ) -> None:
-        now = time.time()
-        with self.db.transaction():
-            self.db.executemany(
-                "insert or replace into embedding_cache(provider, model, provider_key, hash,"
-                " embedding, dims, updated_at) values (?,?,?,?,?,?,?)",
-                [
-                    (provider, model, provider_key, h, _blob(v), int(v.shape[0]), now)
-                    for h, v in items.items()
-                ],
-            )
-
-    def cache_prune(self, max_entries: int) -> int:
-        count = int(self.db.scalar("select count(*) from embedding_cache") or 0)
-        excess = count - max_entries
-        if excess <= 0:
-            return 0
-        self.db.execute(
-            "delete from embedding_cache where rowid in (select rowid from embedding_cache"
-            " order by updated_at asc limit ?)",
-            (excess,),
-        )
-        return excess
-
-    def copy_cache_from(self, other_path: Path) -> int:
-        """Seed this store's cache (and unit vectors) from another index file (used by
-        a full reindex); returns the cache entries copied."""
-        if not Path(other_path).exists():
-            return 0
-        try:
-            with self.db.attached(other_path, "old") as db:
-                try:  # references resolved against the old file's chunks
-                    db.execute(
-                        "insert or ignore into embedding_cache select provider, model,"
-                        " provider_key, hash, vector, dims, updated_at from (select"
-                        " e.provider, e.model, e.provider_key, e.hash, case when"
-                        " length(e.embedding) > 0 then e.embedding else (select c.embedding"
-                        " from old.chunks c where c.hash = e.hash and c.embedding is not null"
-                        " limit 1) end as vector, e.dims, e.updated_at"
-                        " from old.embedding_cache e) where vector is not null"
-                    )
-                except DatabaseError:  # damaged chunks (a salvage): the entries with a copy
-                    db.execute(
-                        "insert or ignore into embedding_cache select * from old.embedding_cache"
-                        " where length(embedding) > 0"
-                    )
-                copied = int(db.scalar("select changes()") or 0)
-                # unit vectors live only in their matrices: a rebuild keeps them too
-                with contextlib.suppress(DatabaseError):
-                    db.execute("insert or ignore into line_vectors select * from old.line_vectors")
-        except DatabaseError:
-            return 0
-        return copied - self._drop_unsound_cache()
-
-    def _drop_unsound_cache(self) -> int:
-        """Delete cached vectors with damaged bytes (not finite, or all zero): what a
-        rebuild salvages must not carry the damage into the new index."""
-        bad = [
-            (rowid,)
-            for rowid, blob in self.db.execute(
-                "select rowid, embedding from embedding_cache where length(embedding) > 0"
-            )
-            if not _sound_vector(np.frombuffer(blob, dtype=np.float32))
-        ]
-        if bad:
-            self.db.executemany("delete from embedding_cache where rowid = ?", bad)
-        return len(bad)
-
     # -- retrieval --------------------------------------------------------------
     def fts_search(self, match: str, limit: int, sources: Sequence[str]) -> list[tuple[int, float]]:
         """(chunk id, bm25 rank) best first; rank is FTS5's (negative, smaller is better)."""
@@ -1031,135 +839,6 @@ class Store:
         return matrix.search(q, limit, read_vectors or self.chunk_vectors)
 
     # -- checks, description, compaction ----------------------------------------
-    def quick_check(self) -> str:
-        """``pragma quick_check``: "ok", or what is damaged (the first five findings).
-
-        Reads every page once (``integrity_check`` also cross-checks indexes, which
-        costs several times more) and never raises: a file too damaged to answer
-        is reported as such."""
-        try:
-            rows = self.db.execute("pragma quick_check")
-        except DatabaseError as exc:
-            return f"quick_check failed: {exc}"
-        return "; ".join(str(r[0]) for r in rows[:5]) or "quick_check returned nothing"
-
-    def integrity_check(self) -> str:
-        """``pragma integrity_check`` ("ok" when healthy)."""
-        return "; ".join(str(r[0]) for r in self.db.execute("pragma integrity_check"))
-
-    def check(self, level: CheckLevel = "open") -> tuple[str, ...]:
-        """The index checked at ``level``; each finding one line (none: healthy).
-
-        ``open`` (milliseconds at 100k chunks, when an engine opens the index): every
-        file's chunk count against its rows, FTS5's row count and the keyword index's
-        lengths against the chunks, the keyword postings present, stored vector
-        sizes. ``index`` (before ``memdeck index`` syncs) adds SQLite's page check
-        and every chunk text readable. ``thorough`` (``memdeck index --check``) adds
-        FTS5's integrity check against the text, every vector finite and non-zero
-        (chunks, cache, line vectors) and every keyword posting against the row
-        lengths. A damaged page answers as a finding, never as an exception."""
-        try:
-            found = self._cheap_findings()
-            if level != "open":
-                found += self._page_findings()
-            if level == "thorough" and not found:
-                found += self._thorough_findings()
-        except DatabaseError as exc:
-            found = [f"the index cannot be read: {exc}"]
-        return tuple(found)
-
-    def _cheap_findings(self) -> list[str]:
-        found: list[str] = []
-        chunks = int(self.db.scalar("select count(*) from chunks") or 0)
-        off = int(
-            self.db.scalar(
-                "select count(*) from files f where chunks <>"
-                " (select count(*) from chunks c where c.path = f.path)"
-            )
-            or 0
-        )
-        if off:
-            found.append(f"{off} files whose chunk count differs from their rows")
-        orphans = int(
-            self.db.scalar(
-                "select count(*) from (select distinct path from chunks) c"
-                " where not exists (select 1 from files f where f.path = c.path)"
-            )
-            or 0
-        )
-        if orphans:
-            found.append(f"chunks of {orphans} files that have no file row")
-        if self.fts_available:
-            totals = keyword_index.totals(self.db)
-            if totals is not None and totals[0] != chunks:
-                found.append(f"the FTS5 index holds {totals[0]} rows for {chunks} chunks")
-        kw = self._ready_keyword_index()
-        if kw is not None and chunks:
-            lengths = int((kw.lengths(("check", chunks)) >= 0).sum())
-            if lengths != chunks:
-                found.append(f"the keyword index has lengths for {lengths} of {chunks} chunks")
-            if not self.db.scalar("select 1 from kw_postings limit 1"):
-                found.append(f"the keyword index has no postings for {chunks} chunks")
-        dims = self.dims
-        if dims:
-            wrong = int(
-                self.db.scalar(
-                    "select count(*) from chunks where embedding is not null"
-                    " and length(embedding) <> ?",
-                    (dims * 4,),
-                )
-                or 0
-            )
-            if wrong:
-                found.append(f"{wrong} chunk vectors are not {dims} numbers long")
-        return found
-
-    def _page_findings(self) -> list[str]:
-        pages = self.quick_check()
-        if pages != "ok":
-            return [f"damaged pages: {pages}"]
-        zero = int(
-            self.db.scalar(
-                "select count(*) from chunks where embedding is not null"
-                " and embedding = zeroblob(length(embedding))"
-            )
-            or 0
-        )
-        for (text,) in self.db.execute("select text from chunks"):  # raises on bad UTF-8
-            if not isinstance(text, str):
-                return ["a chunk's text is not text"]
-        return [f"{zero} chunk vectors are all zero"] if zero else []
-
-    def _thorough_findings(self) -> list[str]:
-        found: list[str] = []
-        if self.fts_available:
-            try:
-                self.db.execute(
-                    "insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)"
-                )
-            except DatabaseError as exc:
-                found.append(f"the FTS5 index does not match the chunk text ({exc})")
-        bad = {"chunk": 0, "cached": 0, "line": 0}
-        for (blob,) in self.db.execute("select embedding from chunks where embedding is not null"):
-            bad["chunk"] += not _sound_vector(np.frombuffer(blob, dtype=np.float32))
-        for (blob,) in self.db.execute(f"select {_CACHED_VECTOR} from embedding_cache"):
-            if blob:
-                bad["cached"] += not _sound_vector(np.frombuffer(blob, dtype=np.float32))
-        for dims, lines, blob in self.db.execute("select dims, lines, vectors from line_vectors"):
-            try:
-                mat, _keys = line_codec.decode(blob, int(lines), int(dims))
-            except ValueError:
-                bad["line"] += 1
-                continue
-            bad["line"] += not mat.size or not (np.isfinite(mat).all() and mat.any(axis=1).all())
-        for kind, n in bad.items():
-            if n:
-                found.append(f"{n} {kind} vectors are not finite or are all zero")
-        kw = self._ready_keyword_index()
-        if kw is not None:
-            found += kw.check()
-        return found
-
     def info(self) -> StoreInfo:
         return StoreInfo(
             location=str(self.path),

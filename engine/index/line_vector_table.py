@@ -1,0 +1,91 @@
+"""The SQLite store's unit-vector matrices (``line_vectors``), one per chunk text.
+
+Written by ``engine.index.line_vectors`` after a sync, read by the search for its
+candidates only; stored as ``engine.index.line_codec`` encodes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.index import line_codec
+from engine.index.db import Database
+from engine.index.line_codec import LineMatrix
+
+
+class LineVectorTable:
+    """The ``line_vectors`` table's operations (a part of ``Store``)."""
+
+    db: Database
+
+    def line_vectors(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
+        """chunk hash → (lines × dims) matrix of its line vectors, for ``model``."""
+        out: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            part = unique[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for h, dims, lines, blob in self.db.execute(
+                "select chunk_hash, dims, lines, vectors from line_vectors"
+                f" where model = ? and chunk_hash in ({marks})",
+                [model, *part],
+            ):
+                try:
+                    mat, _keys = line_codec.decode(blob, int(lines), int(dims))
+                except ValueError:  # a blob of the wrong size: damaged, embedded again
+                    continue
+                if np.isfinite(mat).all():  # damaged bytes: the chunk ranks without them
+                    out[h] = mat
+        return out
+
+    def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
+        """(hash, text) of the text chunks whose line vectors are not stored yet."""
+        return [
+            (str(r[0]), str(r[1]))
+            for r in self.db.execute(
+                "select distinct c.hash, c.text from chunks c where c.hash not like 'media:%'"
+                " and not exists (select 1 from line_vectors l"
+                " where l.chunk_hash = c.hash and l.model = ?)",
+                (model,),
+            )
+        ]
+
+    def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None:
+        """Store each chunk's unit vectors (8-bit codes, ``engine.index.line_codec``)."""
+        with self.db.transaction():
+            for h, (mat, keys) in vectors.items():
+                self.db.execute(
+                    "insert or replace into line_vectors(chunk_hash, model, dims, lines, vectors)"
+                    " values (?,?,?,?,?)",
+                    (
+                        h,
+                        model,
+                        int(mat.shape[1]),
+                        int(mat.shape[0]),
+                        line_codec.encode(mat, list(keys)),
+                    ),
+                )
+
+    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
+        """unit key → vector, from the matrices of chunks no longer in the index (the
+        old versions of chunks just edited, before ``prune_line_vectors``)."""
+        out: dict[int, np.ndarray] = {}
+        for dims, lines, blob in self.db.execute(
+            "select dims, lines, vectors from line_vectors where model = ?"
+            " and chunk_hash not in (select hash from chunks)",
+            (model,),
+        ):
+            mat, keys = line_codec.decode(blob, int(lines), int(dims))
+            if keys is not None:
+                out.update(zip(keys.tolist(), mat, strict=True))
+        return out
+
+    def prune_line_vectors(self) -> int:
+        """Drop line vectors of chunks no longer in the index (any model)."""
+        before = self.db.scalar("select count(*) from line_vectors") or 0
+        self.db.execute(
+            "delete from line_vectors where chunk_hash not in (select hash from chunks)"
+        )
+        return int(before) - int(self.db.scalar("select count(*) from line_vectors") or 0)
