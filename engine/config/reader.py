@@ -150,20 +150,134 @@ def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def _syntax_error(path: Path, text: str, message: str) -> ConfigError:
-    """Reword json5's ``<string>:LINE ... at column COL`` and show the offending line."""
+    """Reword json5's ``<string>:LINE Unexpected X at column COL``: the position of the
+    character at fault (:func:`_error_offset`), that character named so the message
+    stays on one line, and the line with a caret under it."""
+    number = _BAD_NUMBER.match(message)
+    if number:  # json5 read a number it cannot convert (``1e``): find it in the text
+        found = re.search(rf"(?<![\w.$]){re.escape(number[1])}(?![\w.$])", text)
+        if found is None:
+            return ConfigError(f"JSON5 syntax error: {number[1]!r} is not a number", file=path)
+        where, excerpt = _position(text, found.start())
+        return ConfigError(
+            f"JSON5 syntax error at {where}: {number[1]!r} is not a number{excerpt}", file=path
+        )
     match = _JSON5_ERROR.match(message)
     if not match:
         return ConfigError(f"JSON5 syntax error: {message}", file=path)
-    line, detail, column = int(match[1]), match[2], int(match[3])
-    lines = text.splitlines()
-    excerpt = ""
-    if 1 <= line <= len(lines):
-        source = lines[line - 1].replace("\t", " ")
-        excerpt = f"\n    {source}\n    {' ' * max(column - 1, 0)}^"
-    detail = detail[:1].lower() + detail[1:]
-    return ConfigError(
-        f"JSON5 syntax error at line {line}, column {column}: {detail}{excerpt}", file=path
-    )
+    offset = _error_offset(text)
+    if offset is None:  # json5's own position, when its parser cannot be asked again
+        line, column = int(match[1]), int(match[3])
+        lines = text.split("\n")
+        offset = sum(len(x) + 1 for x in lines[: line - 1]) + column - 1
+    offset = max(0, min(offset, len(text)))
+    where, excerpt = _position(text, offset)
+    what = "end of input"
+    if offset < len(text):
+        what = _describe_char(text[offset])
+        line_start = text.rfind("\n", 0, offset) + 1
+        word = _WORD_BEFORE.search(text, line_start, offset)
+        if text[offset] in "\n\r" and _open_quote(text[line_start:offset]):
+            what += " inside a string (a string ends on its line)"
+        elif word and not _WORD_BEFORE.fullmatch(text[offset]):
+            what += f' after "{word[0]}"'
+    return ConfigError(f"JSON5 syntax error at {where}: unexpected {what}{excerpt}", file=path)
+
+
+_BAD_NUMBER = re.compile(r"^could not convert string to float: '(.*)'$", re.S)
+#: the word a character follows (``tru`` before a space): what json5 was reading
+_WORD_BEFORE = re.compile(r"[\w$.+-]+\Z")
+
+
+def _position(text: str, offset: int) -> tuple[str, str]:
+    """("line L, column C", the line and a caret under column C) of ``offset``:
+    lines split on ``\n`` only and columns count characters, as json5 counts them;
+    a tab and any character that does not print show as one column each."""
+    line = text.count("\n", 0, offset) + 1
+    start = text.rfind("\n", 0, offset) + 1
+    column = offset - start + 1
+    end = text.find("\n", start)
+    source = text[start : len(text) if end < 0 else end].removesuffix("\r")
+    shown = "".join(ch if ch.isprintable() else " " if ch == "\t" else "?" for ch in source)
+    excerpt = f"\n    {shown}\n    {' ' * (column - 1)}^" if source.strip() else ""
+    return f"line {line}, column {column}", excerpt
+
+
+def _open_quote(line: str) -> bool:
+    """Whether ``line`` (up to a point) is inside a string: an unclosed quote that no
+    ``//`` comment precedes."""
+    quote = ""
+    escaped = False
+    for i, ch in enumerate(line):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif line.startswith("//", i):
+            return False
+    return bool(quote)
+
+
+_NAMED_CHARS: Final = {
+    "\n": "line break",
+    "\r": "carriage return",
+    "\u2028": "line separator (U+2028)",
+    "\u2029": "paragraph separator (U+2029)",
+    " ": "space",
+    "\t": "tab",
+}
+
+
+def _describe_char(ch: str) -> str:
+    """A character as an error names it: quoted when it prints, else by name or code,
+    so the message never breaks a line or hides a character."""
+    if ch in _NAMED_CHARS:
+        return _NAMED_CHARS[ch]
+    if not ch.isprintable():
+        return f"character U+{ord(ch):04X}"
+    return f'"{ch}"'
+
+
+def _error_offset(text: str) -> int | None:
+    """Where ``text`` stops being JSON5, as an offset, or None if json5's parser
+    cannot be asked.
+
+    json5 reports the furthest point any rule reached. Its rules for a Unicode
+    identifier (a key without quotes) read one character ahead to test its category,
+    so where a key was expected (``{,}``, ``{ a: 1,, }``) its position is one past the
+    character at fault. Parsed again with those rules counting the character they
+    tested as the failure point, the position is that character's.
+    """
+    try:
+        from json5.parser import Parser
+    except ImportError:  # pragma: no cover - json5 without its generated parser
+        return None
+    names = ("_other_id_start_", "_id_continue_")
+    if not all(callable(getattr(Parser, name, None)) for name in names):
+        return None
+
+    def tested_char(rule: Any) -> Any:
+        def run(self: Any) -> None:
+            start, furthest = self.pos, self.errpos
+            rule(self)
+            if self.failed:
+                self.errpos = max(furthest, start)
+
+        return run
+
+    precise = type("PreciseParser", (Parser,), {n: tested_char(getattr(Parser, n)) for n in names})
+    try:
+        # json5.loads' own settings: strict, and the whole text must be one value
+        flags = {"_strict": True, "_consume_trailing": True}
+        _, error, position = precise(text, "<string>").parse(global_vars=flags)
+    except (RecursionError, ValueError):
+        return None
+    return int(position) if error else None
 
 
 # --------------------------------------------------------------------------- context
