@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import errno
 import os
 import shutil
 import threading
@@ -28,20 +27,21 @@ from engine.embeddings.factory import ProviderChoice, create_provider
 from engine.embeddings.fallback import ProviderSwitched
 from engine.embeddings.multimodal import multimodal_scope
 from engine.events import EventBus, SearchTimed, SyncDone, SyncFailed, SyncProgress
-from engine.index.backends import SqliteBackend, StoreBackend, choose_backend
+from engine.index.backends import StoreBackend, choose_backend
 from engine.index.db import BusyIndexError, CorruptIndexError, DatabaseError
 from engine.index.index_store import IndexStore
 from engine.index.indexer import (
     Indexer,
     SourceFile,
+    disk_differs,
     index_fingerprint,
     media_source_files,
     memory_source_files,
 )
-from engine.index.lock import IndexLocked
-from engine.index.store import FileRecord, Store
+from engine.index.store import Store
 from engine.memory.recall import MAX_EVENTS, MAX_SEARCHES
 from engine.memory.recall import counts as recall_counts
+from engine.repair import IndexRepair
 from engine.search.model import Retrieval, SearchOptions, SearchOutcome
 from engine.search.rank import rank
 from engine.search.results import check_query
@@ -53,11 +53,12 @@ from engine.status import (
     RecallSize,
     SyncSummary,
     WriteProblem,
+    diagnose_index,
+    index_problem,
+    low_space_problem,
 )
 from engine.workspace.files import Workspace
 
-#: below this much free space where the index lives, status warns of a full disk
-LOW_SPACE_BYTES = 1024 * 1024
 #: a first build's index size per byte of Markdown, measured on LoCoMo with the
 #: default's line vectors (docs/benchmarks); a rebuild uses the index's own size
 INDEX_PER_MARKDOWN = 40
@@ -75,51 +76,6 @@ class IndexUnavailable(DatabaseError):
     """The index cannot be opened or created; the message names the path and the fix."""
 
 
-def index_problem(path: Path, exc: BaseException) -> str:
-    """What is wrong with the index at ``path`` and what the user can do about it."""
-    return diagnose_index(path, exc).text
-
-
-def diagnose_index(path: Path, exc: BaseException) -> WriteProblem:
-    """``index_problem`` with its kind (the monitor's short label)."""
-    why = getattr(exc, "strerror", None) or str(exc)
-    folder = path.parent
-    if path.is_dir():
-        return WriteProblem(
-            "folder in the way",
-            f"the index path {path} is a folder, not a file: move it away (memdeck rebuilds)",
-        )
-    if not folder.is_dir():
-        return WriteProblem(
-            "no folder",
-            f"cannot create the index folder {folder} ({why}): check the path, or set "
-            "OPENCLAW_STATE_DIR to a writable folder (`memdeck status`, `search` and `get`"
-            " need none)",
-        )
-    read_only_fs = getattr(exc, "errno", None) == errno.EROFS
-    if (
-        read_only_fs
-        or not os.access(folder, os.W_OK)
-        or (path.exists() and not os.access(path, os.W_OK))
-    ):
-        return WriteProblem(
-            "read-only",
-            f"cannot write the index {path} ({why}): {folder} is read-only; fix its "
-            "permissions or set OPENCLAW_STATE_DIR to a writable folder",
-        )
-    try:
-        free = shutil.disk_usage(folder).free
-    except OSError:
-        free = -1
-    if free == 0 or "full" in why.lower() or "No space" in why:
-        return WriteProblem(
-            "disk full",
-            f"cannot write the index {path}: the disk holding {folder} is full; free space "
-            "there (search, get and status keep reading meanwhile)",
-        )
-    return WriteProblem("cannot open", f"cannot open the index {path}: {why}")
-
-
 @dataclass
 class SyncState:
     running: bool = False
@@ -128,7 +84,7 @@ class SyncState:
     dirty: bool = False  # a change seen by this process (watcher, save) not yet synced
 
 
-class Engine:
+class Engine(IndexRepair):
     """A workspace's memory index with hybrid search that explains itself."""
 
     def __init__(
@@ -350,79 +306,6 @@ class Engine:
                 self._check_after_crash(grant.died_holding)
             yield
 
-    def quick_check(self) -> str:
-        """A cheap check of the live index: "ok", or what is damaged; never raises."""
-        return self.store.quick_check()
-
-    def _check_after_crash(self, pid: int) -> None:
-        """The writer before us (``pid``) died while writing: its transaction was
-        rolled back by the WAL, which SQLite guarantees only while the disk kept
-        its promises. Cheap enough to check now (it happens once per crash):
-        damaged pages → the file is moved aside and rebuilt from the Markdown;
-        sqlite-vec's table out of step → rebuilt from the stored vectors."""
-        t0 = time.perf_counter()
-        found = self.quick_check()
-        took = time.perf_counter() - t0
-        why = f"the last writer (pid {pid}) died while writing"
-        if found != "ok":
-            with self._swap_lock:
-                self.store.close()
-                self.store = self._recover_corrupt(f"{why}; quick_check: {found}")
-                self._store_key = self.backend.identity(self.store)
-            self.integrity_check = f"{why}: index damaged ({found}), rebuilt from the Markdown"
-            return
-        vec_ok = self.store.vec_table_consistent()
-        if not vec_ok:
-            self._rebuild_vec_table(why)
-        self.integrity_check = f"{why}: index checked in {took:.2f} s, ok" + (
-            "" if vec_ok else "; sqlite-vec table rebuilt from the stored vectors"
-        )
-
-    def _clean_debris(self) -> list[Path]:
-        """Remove temp files of dead reindexes, keeping the embeddings they hold.
-
-        Also the moment a crash is noticed: taking the writer lock tells whether its
-        last holder died holding it, and if so the index is checked."""
-        assert isinstance(self.backend, SqliteBackend)
-        try:
-            with self._writer(timeout=0):
-                return self.backend.clean_debris(self.store, assume_dead=True)
-        except IndexLocked:  # a writer is busy: only remove files of dead processes
-            return self.backend.clean_debris(self.store, assume_dead=False)
-        except OSError:  # the lock file cannot be written (full disk): clean up next time
-            return []
-
-    def _rebuild_vec_table(self, why: str) -> None:
-        """sqlite-vec's table is an accelerator: rebuild it from ``chunks.embedding``."""
-        with self._swap_lock:
-            try:
-                self.store.rebuild_vec_table()
-            except CorruptIndexError:
-                raise
-            except DatabaseError as exc:
-                raise CorruptIndexError(f"sqlite-vec table cannot be rebuilt: {exc}") from exc
-        self.recovered = f"sqlite-vec table was damaged ({why}); rebuilt from the stored vectors"
-
-    def _recover_corrupt(self, why: str) -> Store:
-        """Move a damaged index aside (keeping only the latest copy) and start fresh.
-
-        The Markdown files are the source of truth, so nothing is lost; the next
-        sync rebuilds everything.
-        """
-        aside = self.index_path.with_name(self.index_path.name + ".corrupt")
-        with contextlib.suppress(FileNotFoundError):
-            os.replace(self.index_path, aside)
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                self.index_path.with_name(self.index_path.name + suffix).unlink()
-        self.recovered = f"index was unreadable ({why}); moved to {aside.name} and rebuilt"
-        self.state.dirty = True
-        store = self._new_store(self.index_path)
-        # the embeddings paid for usually sit on undamaged pages: keep what reads
-        with contextlib.suppress(Exception):
-            store.copy_cache_from(aside)
-        return store
-
     def fingerprint(self) -> dict[str, Any]:
         generation = getattr(self.provider, "generation", 0)
         if self._fingerprint is None or generation != self._fp_generation:
@@ -639,25 +522,6 @@ class Engine:
         store.vec_requested = self.vector_path == "sqlite-vec"
         return Indexer(store, self.provider, self.ms, self.bus, cancel)
 
-    def _damage_found(self, level: Literal["index", "thorough"]) -> bool:
-        """Check the index under the writer lock; damaged pages → the file is moved
-        aside; any finding → True (the caller rebuilds), said in ``recovered``."""
-        found = self.store.check(level)
-        self.damage = found
-        if not found:
-            return False
-        what = "; ".join(found)
-        if self.backend.local_file and any(
-            f.startswith(("damaged pages", "the index cannot be read")) for f in found
-        ):
-            with self._swap_lock:
-                self.store.close()
-                self.store = self._recover_corrupt(what)
-                self._store_key = self.backend.identity(self.store)
-        else:
-            self.recovered = f"index damage found ({what}); rebuilt from the Markdown"
-        return True
-
     def _full_reindex(
         self, fp: dict[str, Any], reason: str, cancel: threading.Event | None
     ) -> SyncDone:
@@ -705,6 +569,12 @@ class Engine:
     def index_exists(self) -> bool:
         """The index file exists (always true for the PostgreSQL store)."""
         return self.backend.exists()
+
+    def _sync_after_repair(self) -> None:
+        self.sync(reason="recovery")  # from the Markdown (and the salvaged cache)
+
+    def _mark_rebuild(self) -> None:
+        self.state.dirty = True  # the next sync builds the index again
 
     def mark_dirty(self) -> None:
         self.state.dirty = True
@@ -783,36 +653,6 @@ class Engine:
                 vector_path=self.vector_path,
                 budget_s=self.search_budget_s,
             )
-
-    def _repair_after_failed_query(self, why: str, *, corrupt: bool, vec: bool = False) -> bool:
-        """A query failed: the cheap moment to check the index (``quick_check``,
-        under the writer lock). Damaged pages, or an error SQLite calls corruption,
-        → the file is moved aside and rebuilt from the Markdown (the embedding cache
-        salvaged); a sqlite-vec error on sound pages → its table is rebuilt from the
-        stored vectors. False when nothing was found to repair (the caller raises)."""
-        rebuild = False
-        with self._writer(timeout=self.lock_timeout):
-            found = self.quick_check()
-            if found == "ok" and vec:
-                try:
-                    self._rebuild_vec_table(why)
-                except CorruptIndexError as exc:  # pages under it are damaged
-                    found = str(exc)
-                else:
-                    if not self.store.vec_table_consistent():  # rebuilt, still unreadable
-                        found = "sqlite-vec table still unreadable after its rebuild"
-            if found != "ok" or corrupt:
-                detail = why if found == "ok" else f"{why}; quick_check: {found}"
-                with self._swap_lock:
-                    self.store.close()
-                    self.store = self._recover_corrupt(detail)
-                    self._store_key = self.backend.identity(self.store)
-                rebuild = True
-            elif not vec:
-                return False
-        if rebuild:
-            self.sync(reason="recovery")  # from the Markdown (and the salvaged cache)
-        return True
 
     def _search_while_building(
         self, query: str, options: SearchOptions, today: dt.date | None
@@ -903,7 +743,7 @@ class Engine:
             embedded_chunks=counts["embedded"],
             cache_entries=counts["cache_entries"],
             file_errors={p: r.error for p, r in files.items() if r.error},
-            dirty=self.state.dirty or stored_fp != fp or _disk_differs(on_disk, files),
+            dirty=self.state.dirty or stored_fp != fp or disk_differs(on_disk, files),
             needs_full_reindex=stored_fp != fp,
             fingerprint=fp,
             indexed_fingerprint=stored_fp,
@@ -935,22 +775,7 @@ class Engine:
         return RecallSize(counts.searches, counts.hits, MAX_SEARCHES, MAX_EVENTS)
 
     def _space_problem(self) -> WriteProblem | None:
-        """A disk with (almost) no room left where the index lives: the next write will
-        fail, so status says so before it does."""
-        if not self.backend.local_file:
-            return None
-        try:
-            free = shutil.disk_usage(self.index_path.parent).free
-        except OSError:
-            return None
-        if free >= LOW_SPACE_BYTES:
-            return None
-        folder = self.index_path.parent
-        return WriteProblem(
-            "disk full",
-            f"the disk holding {folder} has {free:,} bytes free: the index cannot be "
-            "written; free space there (search, get and status keep reading meanwhile)",
-        )
+        return low_space_problem(self.index_path.parent) if self.backend.local_file else None
 
     def space_needed(self) -> int:
         """Bytes a full rebuild needs free beside the index: the rebuilt temp file, the
@@ -990,21 +815,3 @@ def _env_seconds(env: Mapping[str, str], name: str, default: float) -> float:
     except ValueError:
         return default
     return value if value > 0 else default
-
-
-def _disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, FileRecord]) -> bool:
-    """True when a file appeared, vanished or changed size/mtime since it was indexed.
-
-    This is what a fresh process (the CLI) can know without a watcher; the hash
-    comparison that decides what to re-embed happens in the indexer. Transcripts
-    are left out: they are re-indexed only after their delta thresholds.
-    """
-    disk = {f.rel: f for f in on_disk if f.source == "memory"}
-    index = {p: r for p, r in indexed.items() if r.source == "memory"}
-    if set(disk) != set(index):
-        return True
-    for f in disk.values():
-        rec = index[f.rel]
-        if rec.size != f.size or abs(rec.mtime - f.mtime) > 1e-6:
-            return True
-    return False

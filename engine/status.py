@@ -9,8 +9,12 @@ record existed (``qmd`` only when the qmd backend is configured).
 from __future__ import annotations
 
 import datetime as dt
+import errno
+import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar, Literal
 
 from engine.config.settings import SearchMode
@@ -150,3 +154,69 @@ class EngineStatus(JsonRecord):
     #: why the index cannot be written right now (full disk, read-only folder…);
     #: None while writes work
     write_problem: WriteProblem | None = None
+
+
+# -- why the index cannot be written ----------------------------------------------------
+#: below this much free space where the index lives, status warns of a full disk
+LOW_SPACE_BYTES = 1024 * 1024
+
+
+def index_problem(path: Path, exc: BaseException) -> str:
+    """What is wrong with the index at ``path`` and what the user can do about it."""
+    return diagnose_index(path, exc).text
+
+
+def diagnose_index(path: Path, exc: BaseException) -> WriteProblem:
+    """``index_problem`` with its kind (the monitor's short label)."""
+    why = getattr(exc, "strerror", None) or str(exc)
+    folder = path.parent
+    if path.is_dir():
+        return WriteProblem(
+            "folder in the way",
+            f"the index path {path} is a folder, not a file: move it away (memdeck rebuilds)",
+        )
+    if not folder.is_dir():
+        return WriteProblem(
+            "no folder",
+            f"cannot create the index folder {folder} ({why}): check the path, or set "
+            "OPENCLAW_STATE_DIR to a writable folder (`memdeck status`, `search` and `get`"
+            " need none)",
+        )
+    read_only_fs = getattr(exc, "errno", None) == errno.EROFS
+    if (
+        read_only_fs
+        or not os.access(folder, os.W_OK)
+        or (path.exists() and not os.access(path, os.W_OK))
+    ):
+        return WriteProblem(
+            "read-only",
+            f"cannot write the index {path} ({why}): {folder} is read-only; fix its "
+            "permissions or set OPENCLAW_STATE_DIR to a writable folder",
+        )
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        free = -1
+    if free == 0 or "full" in why.lower() or "No space" in why:
+        return WriteProblem(
+            "disk full",
+            f"cannot write the index {path}: the disk holding {folder} is full; free space "
+            "there (search, get and status keep reading meanwhile)",
+        )
+    return WriteProblem("cannot open", f"cannot open the index {path}: {why}")
+
+
+def low_space_problem(folder: Path) -> WriteProblem | None:
+    """A disk with (almost) no room left where the index lives: the next write will
+    fail, so status says so before it does."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    if free >= LOW_SPACE_BYTES:
+        return None
+    return WriteProblem(
+        "disk full",
+        f"the disk holding {folder} has {free:,} bytes free: the index cannot be "
+        "written; free space there (search, get and status keep reading meanwhile)",
+    )

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStart
 from engine.index.chunking import CHUNKING_VERSION, chunk_markdown
 from engine.index.index_store import IndexStore
 from engine.index.line_vectors import embed_missing_lines
-from engine.index.store import SCHEMA_VERSION, NewChunk
+from engine.index.store import SCHEMA_VERSION, FileRecord, NewChunk
 from engine.workspace.files import (
     MAX_INDEX_BYTES,
     UnreadableFile,
@@ -603,3 +603,21 @@ class Indexer:
     def _check_cancel(self) -> None:
         if self.cancel.is_set():
             raise SyncCancelled("sync cancelled")
+
+
+def disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, FileRecord]) -> bool:
+    """True when a file appeared, vanished or changed size/mtime since it was indexed.
+
+    This is what a fresh process (the CLI) can know without a watcher; the hash
+    comparison that decides what to re-embed happens in the indexer. Transcripts
+    are left out: they are re-indexed only after their delta thresholds.
+    """
+    disk = {f.rel: f for f in on_disk if f.source == "memory"}
+    index = {p: r for p, r in indexed.items() if r.source == "memory"}
+    if set(disk) != set(index):
+        return True
+    for f in disk.values():
+        rec = index[f.rel]
+        if rec.size != f.size or abs(rec.mtime - f.mtime) > 1e-6:
+            return True
+    return False

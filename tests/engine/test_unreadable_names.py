@@ -78,6 +78,7 @@ def read_only_folder(tmp_path: Path):
         subprocess.run(["umount", str(mnt)], check=False)
 
 
+@pytest.mark.subprocess
 def test_a_read_only_state_folder_names_the_remedy(read_only_folder: Path, workspace_dir: Path):
     from tests.cli_process import cli_env, run_cli
 
