@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -184,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="start inside line --from at this character (continues a cut long line)",
     )
     p = sub.add_parser("model", parents=[common], help="local embedding models")
-    msub = p.add_subparsers(dest="model_command", parser_class=_Parser, required=True)
+    # not required by argparse: its message would name the attribute (model_command)
+    msub = p.add_subparsers(dest="model_command", parser_class=_Parser, metavar="{import}")
     mi = msub.add_parser("import", parents=[common], help="convert a BERT model dir to GGUF")
     mi.add_argument("dir", nargs="?", type=Path, help="model folder (default: packaged MiniLM)")
     mi.add_argument(
@@ -269,6 +271,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         ),
         f"dirty       {'yes' if st.dirty else 'no'}"
         + ("  (fingerprint changed: full reindex on next sync)" if st.needs_full_reindex else ""),
+        _fingerprint_line(st.fingerprint, st.indexed_fingerprint if built else None),
     ]
     if st.provider_error:
         lines.append(f"provider error: {st.provider_error}")
@@ -283,6 +286,23 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"search error {st.search_error}")
     emit(args, st.to_json(), "\n".join(lines))
     return EXIT_OK
+
+
+def _fingerprint_line(mine: Mapping[str, object], indexed: Mapping[str, object] | None) -> str:
+    """What the index's contents depend on (``--json``: ``fingerprint``), as a short
+    digest; when the index was built under another, which parts differ."""
+
+    def digest(fp: Mapping[str, object]) -> str:
+        canonical = json.dumps(fp, sort_keys=True, default=str, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+    line = f"fingerprint {digest(mine)}"
+    if indexed is None:
+        return line + "  (no index built yet)"
+    if dict(indexed) == dict(mine):
+        return line + "  (the index was built with it)"
+    changed = sorted(k for k in {*mine, *indexed} if mine.get(k) != indexed.get(k))
+    return line + f"  (the index has {digest(indexed)}: {', '.join(changed)} differ)"
 
 
 def _provider_lines(st: EngineStatus) -> list[str]:
@@ -699,6 +719,15 @@ def fraction(text: str) -> float:
     return value
 
 
+def cmd_model(args: argparse.Namespace) -> int:
+    if getattr(args, "model_command", None) != "import":
+        raise UsageError(
+            "`memdeck model` needs a command: `memdeck model import [DIR]` converts a "
+            "sentence-transformers BERT folder (default: the packaged MiniLM) to GGUF"
+        )
+    return cmd_model_import(args)
+
+
 def cmd_model_import(args: argparse.Namespace) -> int:
     from engine.embeddings.model_import import ModelImportError, import_model
     from engine.embeddings.registry import find_packaged_minilm
@@ -884,7 +913,7 @@ def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = No
         "search": cmd_search,
         "get": cmd_get,
         "demo": cmd_demo,
-        "model": cmd_model_import,
+        "model": cmd_model,
         "sessions": lambda a: _dreaming_commands().sessions_command(a),
         "promote": lambda a: _dreaming_commands().promote_command(a),
         "dream": lambda a: _dreaming_commands().dream_command(a),

@@ -16,6 +16,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import socket
+
     from engine.mcp.calls import Tools
 
 HELP = "serve memory_search/memory_get/memory_status to an agent over MCP (stdio or --http)"
@@ -64,6 +66,7 @@ def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
             raise UsageError(str(exc)) from None
     engine = open_engine(args)
     service = None
+    sock: socket.socket | None = None
     try:
         from engine.index.sync_service import SyncService
         from engine.index.vector_matrix import split_scans
@@ -85,7 +88,15 @@ def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
         )
         server = build_server(engine, tools)
         writes = "on" if settings.allow_append else "off"
-        where = "stdio" if bind is None else bind.url()
+        where = "stdio"
+        if bind is not None:
+            from engine.mcp.http import open_socket
+
+            try:  # bound before the banner, so that it names the port really listened on
+                sock = open_socket(bind)
+            except HttpSetupError as exc:  # the port is taken, the host does not resolve
+                raise UsageError(str(exc)) from None
+            where = bind.url(sock.getsockname()[1])
         store = engine.store.info()  # the SQLite file, or PostgreSQL's DSN and namespace
         print(
             f"memdeck mcp: {engine.workspace.root} · index {store.location} "
@@ -94,10 +105,10 @@ def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
             flush=True,
         )
         try:
-            if bind is None:
+            if sock is None:
                 _serve_stdio(server, tools, stop)
             else:
-                _serve_http(server, bind, settings, token, stop)
+                _serve_http(server, bind, settings, token, stop, sock)
         except HttpSetupError as exc:  # the port is taken, the host does not resolve
             raise UsageError(str(exc)) from None
         except KeyboardInterrupt:
@@ -111,6 +122,8 @@ def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
         print(f"memdeck mcp: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     finally:
+        if sock is not None:
+            sock.close()  # uvicorn closed it already when it served
         if service is not None:
             service.stop()
         engine.close()
@@ -192,18 +205,13 @@ STDIO_GRACE_S = 2.0
 
 
 def _serve_http(
-    server: Any, bind: Any, settings: Any, token: str | None, stop: _StopSignal
+    server: Any, bind: Any, settings: Any, token: str | None, stop: _StopSignal, sock: Any
 ) -> None:
     import logging
 
     import uvicorn
 
-    from engine.mcp.http import (
-        BearerTokenGuard,
-        HostHeaderGuard,
-        open_socket,
-        security_settings,
-    )
+    from engine.mcp.http import BearerTokenGuard, HostHeaderGuard, security_settings
 
     app: Any = server.streamable_http_app(
         transport_security=security_settings(bind, settings), host=bind.host
@@ -211,7 +219,6 @@ def _serve_http(
     if token:
         app = BearerTokenGuard(app, token)
     app = HostHeaderGuard(app)
-    sock = open_socket(bind)
     port = sock.getsockname()[1]
     print(f"memdeck mcp: listening on {bind.url(port)}", file=sys.stderr, flush=True)
     logging.getLogger("mcp").setLevel(logging.ERROR)  # refused requests are answered, not logged

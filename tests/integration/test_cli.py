@@ -165,3 +165,29 @@ def test_openclaw_profile_searches_are_recorded_in_the_recall_log(
         assert [(h.path, h.start_line, h.end_line) for h in row.results] == [
             (r["path"], r["startLine"], r["endLine"]) for r in answer["results"]
         ]
+
+
+def test_model_without_a_command_names_the_command_not_an_attribute(cli) -> None:
+    for argv in (("model",), ("model", "--json"), ("--json", "model")):
+        r = cli(*argv)
+        assert r.returncode == 1
+        assert "model_command" not in r.stderr
+        assert "`memdeck model` needs a command: `memdeck model import [DIR]`" in r.stderr
+
+
+def test_text_status_has_a_fingerprint_line(cli, workspace_dir: Path) -> None:
+    import hashlib
+
+    ws = str(workspace_dir)
+
+    def fingerprint_line() -> str:
+        lines = cli("status", "-w", ws).stdout.splitlines()
+        (line,) = [x for x in lines if x.startswith("fingerprint ")]
+        return line
+
+    fp = json.loads(cli("status", "-w", ws, "--json").stdout)["fingerprint"]
+    canonical = json.dumps(fp, sort_keys=True, default=str, ensure_ascii=False)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+    assert fingerprint_line() == f"fingerprint {digest}  (no index built yet)"
+    assert cli("index", "-w", ws).returncode == 0
+    assert fingerprint_line() == f"fingerprint {digest}  (the index was built with it)"

@@ -4,7 +4,7 @@ Every documented command runs as a real process twice, in two fresh but
 identical homes: once with the global options before the command word and
 once after it. The two runs must print the same thing (paths and timings
 normalised). The table of commands is checked against ``memdeck --help`` and
-the README, so a new command cannot skip this test.
+docs/cli.md, so a new command cannot skip this test.
 """
 
 from __future__ import annotations
@@ -216,12 +216,12 @@ def test_table_covers_every_documented_command(tmp_path: Path) -> None:
     listed = re.search(r"\{([a-z,]+)\}", r.stdout)
     assert listed is not None, r.stdout
     in_help = set(listed.group(1).split(","))
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    usage = readme.split("## Command line", 1)[1].split("```")[1]  # the usage block
-    in_readme = set(re.findall(r"^memdeck ([a-z]+)", usage, flags=re.M))
-    assert {"status", "search", "dream"} <= in_readme
+    guide = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    usage = guide.split("## Commands", 1)[1].split("```")[1]  # the usage block
+    in_guide = set(re.findall(r"^memdeck ([a-z]+)", usage, flags=re.M))
+    assert {"status", "search", "dream"} <= in_guide
     tested = {c.words[0] for c in COMMANDS}
-    assert in_help <= tested and in_readme <= tested, (in_help | in_readme) - tested
+    assert in_help <= tested and in_guide <= tested, (in_help | in_guide) - tested
 
 
 # -- mistyped commands and no terminal ------------------------------------------

@@ -293,6 +293,16 @@ def test_banner_and_memory_status_name_the_store(env, workspace_dir, tmp_path) -
     assert f" · index {cli['index']} ({cli['store_version']}) · " in banner, banner
 
 
+def test_http_on_port_0_names_only_the_port_it_listens_on(env, workspace_dir) -> None:
+    with HttpServer(*ws_args(workspace_dir), env=env, bind="127.0.0.1:0") as server:
+        url = f"http://127.0.0.1:{server.port}/mcp"
+        assert server.port > 0 and server.url == url
+        log = "".join(server.stderr_lines)
+    (banner,) = [line for line in log.splitlines() if " · index " in line]
+    assert banner.endswith(f" · {url}"), banner
+    assert ":0/" not in log, log
+
+
 def test_http_client_that_vanishes_mid_call_does_not_disturb_the_others(env, workspace_dir) -> None:
     with HttpServer(*ws_args(workspace_dir), env=env) as server:
 
