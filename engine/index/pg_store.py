@@ -34,10 +34,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.index import line_codec
 from engine.index.db import DatabaseError, VecStatus
 from engine.index.index_store import StoreInfo
-from engine.index.line_codec import LineMatrix
+from engine.index.pg_line_vectors import PgLineVectorTable
 from engine.index.pg_recall import PgRecallLog
 from engine.index.pg_tokens import doc_terms, phrase_tsquery, query_terms, tsvector_literal
 from engine.index.recall_log import RecallLog
@@ -146,7 +145,7 @@ def check_namespace(name: str) -> str:
     return name
 
 
-class PgStore:
+class PgStore(PgLineVectorTable):
     """The ``Store`` operations on one namespace of a PostgreSQL database.
 
     ``space`` None: the live store, which reads the namespace's current space at
@@ -506,72 +505,6 @@ class PgStore:
         return {int(r[0]): str(r[1]) for r in rows}
 
     # -- line vectors (shared by every namespace, keyed by content hash and model) ----
-    def line_vectors(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
-        """chunk hash → (lines × dims) matrix of its line vectors, for ``model``."""
-        unique = list(dict.fromkeys(hashes))
-        if not unique:
-            return {}
-        with self._conn() as c:
-            rows = c.execute(
-                "select chunk_hash, dims, lines, vectors from memdeck_line_vectors"
-                " where model = %s and chunk_hash = any(%s)",
-                (model, unique),
-            ).fetchall()
-        return {
-            str(h): line_codec.decode(bytes(blob), int(lines), int(dims))[0]
-            for h, dims, lines, blob in rows
-        }
-
-    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
-        """unit key → vector, from matrices no chunk of any namespace uses any more."""
-        with self._conn() as c:
-            rows = c.execute(
-                "select dims, lines, vectors from memdeck_line_vectors l where model = %s and"
-                " not exists (select 1 from memdeck_chunks k where k.hash = l.chunk_hash)",
-                (model,),
-            ).fetchall()
-        out: dict[int, np.ndarray] = {}
-        for dims, lines, blob in rows:
-            mat, keys = line_codec.decode(bytes(blob), int(lines), int(dims))
-            if keys is not None:
-                out.update(zip(keys.tolist(), mat, strict=True))
-        return out
-
-    def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
-        """(hash, text) of this namespace's text chunks whose line vectors are missing."""
-        with self._conn() as c:
-            rows = c.execute(
-                "select distinct on (k.hash) k.hash, k.text from memdeck_chunks k"
-                " where k.space = %s and k.hash not like 'media:%%' and not exists"
-                " (select 1 from memdeck_line_vectors l where l.chunk_hash = k.hash"
-                " and l.model = %s)",
-                (self._space(c), model),
-            ).fetchall()
-        return [(str(r[0]), str(r[1])) for r in rows]
-
-    def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None:
-        if not vectors:
-            return
-        with self._conn() as c, c.cursor() as cur:
-            cur.executemany(
-                "insert into memdeck_line_vectors(chunk_hash, model, dims, lines, vectors)"
-                " values (%s,%s,%s,%s,%s) on conflict (chunk_hash, model) do update set"
-                " dims = excluded.dims, lines = excluded.lines, vectors = excluded.vectors",
-                [
-                    (h, model, int(m.shape[1]), int(m.shape[0]), line_codec.encode(m, list(k)))
-                    for h, (m, k) in sorted(vectors.items(), key=lambda item: item[0])
-                ],
-            )
-
-    def prune_line_vectors(self) -> int:
-        """Drop line vectors no chunk of any namespace uses any more."""
-        with self._conn() as c:
-            cur = c.execute(
-                "delete from memdeck_line_vectors l where not exists"
-                " (select 1 from memdeck_chunks k where k.hash = l.chunk_hash)"
-            )
-            return int(cur.rowcount or 0)
-
     def counts(self) -> dict[str, int]:
         with self._conn() as c:
             space = self._space(c)
