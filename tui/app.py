@@ -430,7 +430,7 @@ class MemdeckApp(App[int]):
         the user pauses (``HeapKeeper``). Otherwise a full collection walks them all
         from time to time in the middle of a keystroke: 80–200 ms pauses on a
         10k-chunk workspace with nothing frozen, about 30 ms of what was made after
-        start-up with it (issue 16's profiles). ``shutdown`` releases both, so what
+        start-up with it (profiled). ``shutdown`` releases both, so what
         was frozen is collectable again after the app (one process can run several,
         as tests do)."""
         if self.heap.settled or self.status is None or not self.memory_tree.states:

@@ -4,7 +4,7 @@ Once the app's first status and tree are shown, everything alive then (the
 index's structures, the tree, Textual's widgets) is frozen out of the collector
 (``gc.freeze``). What is made later (search outcomes, renderables, Textual's
 caches) still reaches the oldest generation, and a full collection of it took
-about 30 ms, inside a keystroke each time it came (issue 16's profile: 6 of
+about 30 ms, inside a keystroke each time it came (a profile of typing: 6 of
 207 keystrokes at 120×40, among the slowest 5 %).
 
 ``HeapKeeper`` moves those full collections to the moments nobody types: after

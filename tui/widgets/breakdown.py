@@ -359,7 +359,7 @@ class BreakdownView(VerticalScroll):
     def show(self, renderable: RenderableType) -> None:
         """Show ``renderable``. The screen's layout is redone only when the body's
         height changes: a reflow of the whole screen on every keystroke is a good
-        part of what made typing slow (issue 16). For ``Text`` the height is known
+        part of what made typing slow. For ``Text`` the height is known
         by wrapping it at the body's width, as the body will."""
         body = self.query_one("#breakdown-body", Static)
         size = body.content_size

@@ -2,7 +2,7 @@
 
 Textual's ``Input`` sets its virtual width to its text's width on every change,
 and ``virtual_size`` asks for a layout of the screen when it changes: one
-whole-screen reflow per typed character (issue 16's profile: a reflow arranges
+whole-screen reflow per typed character (profiled: a reflow arranges
 every widget, and every scroll view on screen then repaints its scrollbar). The
 box's size comes from the stylesheet (full width, 3 rows), never from its text,
 and the virtual width is only read to scroll a long query sideways, which reads

@@ -667,7 +667,7 @@ class SearchPane(Vertical):
         column has; a fixed column crops either way, and a fitted column never
         narrows on a refill either): the table
         is then repainted, not laid out again. A cleared and refilled table changes
-        its virtual size, and every layout redoes the whole screen (issue 16).
+        its virtual size, and every layout redoes the whole screen.
         Rows are keyed by position, so row ``i`` is the ``i``-th result."""
         if not rows or len(rows) != results.row_count:
             return False
