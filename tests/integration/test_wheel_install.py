@@ -140,6 +140,13 @@ def test_installed_wheel_runs_from_another_folder_with_its_themes(
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["files"] > 0
 
+    # the library interface from the installed copy: docs/embedding.md's example
+    page = (REPO / "docs" / "embedding.md").read_text(encoding="utf-8")
+    example = page.split("## A complete example", 1)[1].split("```python\n", 1)[1]
+    r = _run([str(python), "-c", example.split("```", 1)[0]], elsewhere, env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("indexed 2 files\n") and r.stdout.endswith("SyncDone\n")
+
     r = _run([str(python), "-c", APP_PROBE, "tui", str(demo)], elsewhere, env)
     assert r.returncode == 0, r.stderr
     app = json.loads(r.stdout.strip().splitlines()[-1])
