@@ -93,17 +93,21 @@ def cold_index(ws: Path, state: Path, line_vectors: bool) -> dict[str, Any]:
     }
 
 
-def cli_times(ws: Path, state: Path, runs: int) -> dict[str, Any]:
+def cli_times(ws: Path, index: Path, state: Path, runs: int) -> dict[str, Any]:
+    """Whole-process times of the CLI on the default run's index (``store.path``)."""
     env = {**os.environ, "OPENCLAW_STATE_DIR": str(state), "MEMDECK_HOME": str(state / "md")}
-    memdeck = [sys.executable, "-m", "engine.cli.main"]
-    calls = {
-        "search_fts": ["search", "Caroline support group", "--mode", "fts", "-w", str(ws)],
-        "search_hybrid": ["search", "Caroline support group", "-w", str(ws)],
-        "get": ["get", "MEMORY.md", "-w", str(ws)],
-    }
-    subprocess.run(
-        [*memdeck, "index", "-w", str(ws)], env=env, cwd=REPO, check=True, capture_output=True
+    state.mkdir(parents=True, exist_ok=True)
+    config = state / "openclaw.json"
+    config.write_text(
+        json.dumps({"agents": {"defaults": {"memorySearch": {"store": {"path": str(index)}}}}})
     )
+    memdeck = [sys.executable, "-m", "engine.cli.main"]
+    where = ["--config", str(config), "-w", str(ws)]
+    calls = {
+        "search_fts": ["search", "Caroline support group", "--mode", "fts", *where],
+        "search_hybrid": ["search", "Caroline support group", *where],
+        "get": ["get", "MEMORY.md", *where],
+    }
     out: dict[str, Any] = {}
     for name, argv in calls.items():
         times = []
@@ -150,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
             common.log(f"cold index, line vectors {'on' if line_vectors else 'off'}")
             runs.append(cold_index(ws, state, line_vectors))
         common.log("CLI calls")
-        cli = cli_times(ws, root / "state-cli", args.runs)
+        cli = cli_times(ws, root / "state-lines" / "index.memdeck.sqlite", root / "cli", args.runs)
     with_lines, without = runs
     payload = {
         "machine": common.machine_info(),
