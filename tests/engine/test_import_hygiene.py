@@ -54,3 +54,18 @@ def test_the_walk_reaches_every_engine_package() -> None:
     ):
         assert expected in modules
     assert len(modules) > 60
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import circle between modules of engine/ or tui/ (type-only imports aside):
+    a circle hides which module a change belongs to. Strongly connected parts of
+    the import graph (grimp, which lint-imports uses) must all be single modules."""
+    import grimp
+
+    graph = grimp.build_graph("engine", "tui", exclude_type_checking_imports=True)
+    circles = []
+    for module in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported != module and graph.chain_exists(imported, module):
+                circles.append((module, imported))
+    assert circles == []
