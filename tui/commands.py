@@ -201,7 +201,7 @@ def palette_commands(app: DeckActions) -> list[PaletteCommand]:
             cmds.append(
                 PaletteCommand(
                     f"Editor: allow editing {editor.rel}",
-                    "Daily logs are append-only; this unlocks earlier entries for this file",
+                    "Daily logs are append-only; unlock this daily log's earlier entries",
                     app.action_unlock_editor,
                 )
             )
@@ -249,10 +249,8 @@ class MemdeckCommands(Provider):
         keys = self._keys()
         for cmd in self._commands():
             score = matcher.match(cmd.title)
+            title = matcher.highlight(cmd.title) if score > 0 else cmd.title
+            if score <= 0:  # found by what it does ("unlock", "daily"), ranked below
+                score = matcher.match(cmd.help) * 0.5
             if score > 0:
-                yield Hit(
-                    score,
-                    matcher.highlight(cmd.title),
-                    cmd.callback,
-                    help=cmd.help_with_key(keys),
-                )
+                yield Hit(score, title, cmd.callback, help=cmd.help_with_key(keys))

@@ -158,7 +158,7 @@ def test_command_palette_runs_state_aware_commands(fts_engine, make_app) -> None
     app = make_app(fts_engine)
 
     async def go(pilot: Pilot) -> None:
-        from tui.commands import palette_commands
+        from tui.commands import MemdeckCommands, palette_commands
 
         titles = [c.title for c in palette_commands(app)]
         assert "Search: MMR on" in titles and "Search: switch mode to FTS-only" in titles
@@ -177,6 +177,10 @@ def test_command_palette_runs_state_aware_commands(fts_engine, make_app) -> None
         titles = [c.title for c in palette_commands(app)]
         assert "Editor: allow editing memory/2026-03-15.md" in titles
         assert "Editor: save memory/2026-03-15.md" in titles
+        # the palette finds it by what it does, as docs/app.md calls it
+        for words in ("unlock", "daily"):
+            hits = [h async for h in MemdeckCommands(app.screen).search(words)]
+            assert any("allow editing memory/2026-03-15.md" in str(h.text) for h in hits), words
 
     drive(app, go)
 
