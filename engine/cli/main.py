@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from engine.search.results import SearchAnswer, SearchUnavailable
     from engine.status import EngineStatus
 
+from engine.cli import context_command
 from engine.cli.common import (
     EXIT_OK,
     EXIT_RUNTIME,
@@ -41,6 +42,7 @@ EMBED_FAILURES = ("embedding failed:", "the provider returned")
 COMMANDS: tuple[str, ...] = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
 COMMANDS += ("mcp",)  # engine.cli.mcp_command
+COMMANDS += ("context",)  # engine.cli.context_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -234,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     from engine.cli.mcp_command import add_parser as add_mcp_parser
 
     add_mcp_parser(sub, common)
+    context_command.add_parsers(sub, common)
     return parser
 
 
@@ -918,6 +921,7 @@ def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = No
         "promote": lambda a: _dreaming_commands().promote_command(a),
         "dream": lambda a: _dreaming_commands().dream_command(a),
         "mcp": _mcp_command,
+        "context": context_command.context_command,
     }
     try:
         if args.command == "tui":

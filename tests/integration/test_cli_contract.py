@@ -83,6 +83,8 @@ COMMANDS = [
     Command(("tui",)),  # no terminal here: the same refusal in both positions
     Command(("watch",)),  # run until its first sync, then Ctrl-C
     Command(("model", "import", "--out", "{root}/m.gguf", "--no-register")),
+    Command(("context",)),
+    Command(("context",), json=False),
     Command(("mcp",), stdin=MCP_INIT + "\n", json=False),
     Command(("mcp", "--http", "0.0.0.0:0"), json=False),  # beyond loopback: token required
 ]
@@ -274,6 +276,7 @@ MISSING_WS_COMMANDS = [
     ("promote",),
     ("dream",),
     ("watch",),
+    ("context",),
 ]
 
 
