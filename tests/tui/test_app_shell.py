@@ -107,7 +107,9 @@ def test_monitor_shows_qmd_backend_and_fallback(fts_engine, make_app, tmp_path) 
         assert names and all(name in text for name in names)
         step = status.qmd.last_update
         assert step is not None and step.ok is False
-        assert f"at={step.at}, ok=False, duration_s=0.0, detail=manual: " in text
+        clock = step.at.split("T")[-1]
+        assert f"{clock} · failed · 0.00 s · manual: " in text  # read as a person reads it
+        assert "duration_s" not in text and "at=" not in text
         assert "last embed    not yet" in text
 
     try:

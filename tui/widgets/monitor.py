@@ -389,8 +389,12 @@ def _reason(path: str, error: str) -> str:
 
 
 def _describe_run(run: QmdStep | None) -> str:
-    """``at=…, ok=…, duration_s=…, detail=…`` of a maintenance step (unset parts left out)."""
+    """A maintenance step as a person reads it: ``14:02:11 · ok · 0.40 s`` (and what it
+    said when it failed)."""
     if run is None:
         return "not yet"
-    parts = [f"{key}={value}" for key, value in run.to_json().items() if value is not None]
-    return ", ".join(parts)
+    at = run.at.split("T")[-1] if "T" in run.at else run.at
+    words = [at, "ok" if run.ok else "failed", f"{run.duration_s:.2f} s"]
+    if run.detail:
+        words.append(run.detail)
+    return " · ".join(words)
