@@ -60,6 +60,7 @@ def test_read_varint_and_phrase_count() -> None:
     assert phrase_count(["a", "b"], ["b", "a"]) == 0
 
 
+@pytest.mark.slow  # the LoCoMo index
 def test_per_row_bm25_is_fts5s_own_on_every_locomo_question(indexed) -> None:
     compared = matched_none = 0
     rng = random.Random(7)
@@ -87,6 +88,7 @@ def test_per_row_bm25_is_fts5s_own_on_every_locomo_question(indexed) -> None:
     assert compared > 5_000 and matched_none > 50  # both kinds of query really ran
 
 
+@pytest.mark.slow  # the LoCoMo index
 def test_hybrid_retrieval_matches_the_long_window_path(indexed, monkeypatch) -> None:
     checked = beyond = 0
     for engine, conv in indexed:

@@ -83,6 +83,7 @@ def test_encoding_round_trips() -> None:
         assert d.tolist() == docs and f.tolist() == tfs
 
 
+@pytest.mark.slow  # the LoCoMo index
 def test_top_k_is_fts5s_ranking_on_every_locomo_question(indexed) -> None:
     compared = rows = 0
     kinds = {True: 0, False: 0}
@@ -100,6 +101,7 @@ def test_top_k_is_fts5s_ranking_on_every_locomo_question(indexed) -> None:
     assert compared > 4_000 and rows > 80_000 and min(kinds.values()) > 150
 
 
+@pytest.mark.slow  # the LoCoMo index
 def test_the_id_range_table_lookup_ranks_the_same(indexed, monkeypatch) -> None:
     """Large candidate sets look frequencies up in a table over the id range
     (``DENSE_FROM``); LoCoMo's are small, so force that path here."""
@@ -114,6 +116,7 @@ def test_the_id_range_table_lookup_ranks_the_same(indexed, monkeypatch) -> None:
     assert compared > 300
 
 
+@pytest.mark.slow  # the LoCoMo index
 def test_retrieval_through_the_postings_equals_fts5s(indexed, monkeypatch) -> None:
     """Keyword hits, text ranks of vector candidates and the idf sum of a hybrid
     retrieval, and an FTS-only retrieval: the same with and without the postings."""
@@ -135,6 +138,7 @@ def test_retrieval_through_the_postings_equals_fts5s(indexed, monkeypatch) -> No
     assert checked > 150
 
 
+@pytest.mark.slow  # the LoCoMo index
 def test_ranks_of_chosen_rows_equal_fts5s(indexed) -> None:
     rng = random.Random(3)
     compared = 0

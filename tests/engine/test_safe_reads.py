@@ -40,6 +40,7 @@ def _same_size(text: str, size: int) -> bytes:
     return (data + b" " * size)[:size]
 
 
+@pytest.mark.slow
 def test_symlink_swap_racing_the_indexer_and_memory_get(
     make_engine: Callable[..., Engine], workspace_dir: Path, tmp_path: Path
 ) -> None:

@@ -124,6 +124,7 @@ def test_rescoring_decides_what_int8_cannot_tell_apart(
     store.close()
 
 
+@pytest.mark.slow
 def test_quantized_rows_follow_edits_in_place(tmp_path: Path, quantize_small: None) -> None:
     rng = np.random.default_rng(4)
     pick = random.Random(5)

@@ -319,6 +319,7 @@ def check_cli(item: dict[str, object], numbers: dict[str, str]) -> None:
         assert got == ("-" if factor == "–" else explain.fmt(printed(factor))), (side, text)
 
 
+@pytest.mark.slow
 def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:
     engine, conv = conversation_engine
     base = engine.default_options().with_(min_score=0.0)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine.core import Engine
 from engine.events import SyncProgress
 from tests.engine_fixtures import write
@@ -25,6 +27,7 @@ def make_notes(root: Path) -> None:
         write(root, f"memory/topics/file-{f:02d}.md", body)
 
 
+@pytest.mark.slow
 def test_2000_chunks_with_429_every_fifth_request(make_settings, workspace_dir) -> None:
     make_notes(workspace_dir)
     with ProviderServer(api_key=KEY, dims=64) as server:

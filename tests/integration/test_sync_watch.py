@@ -29,6 +29,9 @@ from engine.workspace.files import Workspace
 from tests.engine_fixtures import write
 from tests.integration.sync_support import EventLog, HashEmbedder, wait_until
 
+# real watchers and debounce waits: seconds of waiting per test
+pytestmark = pytest.mark.slow
+
 NO_SEARCH_SYNC = SyncSettings(on_search=False)
 
 
