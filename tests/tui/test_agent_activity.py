@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from engine.config.loader import load_settings
 from engine.core import Engine
@@ -33,7 +34,7 @@ def shared_config(state_dir: Path, demo_dir: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def engine(shared_config, engine_factory):
+def shared_engine(shared_config, engine_factory):
     return engine_factory(None)
 
 
@@ -44,10 +45,10 @@ def rows(screen: AgentActivityScreen) -> list[list[str]]:
     ]
 
 
-def test_lists_searches_newest_first_with_client_and_scores(engine, make_app) -> None:
-    memory_search(engine, "cat medication", client="claude-code")
-    memory_search(engine, "zebra xylophone quartz", client="codex")
-    app = make_app(engine)
+def test_lists_searches_newest_first_with_client_and_scores(shared_engine, make_app) -> None:
+    memory_search(shared_engine, "cat medication", client="claude-code")
+    memory_search(shared_engine, "zebra xylophone quartz", client="codex")
+    app = make_app(shared_engine)
 
     async def go(pilot: Pilot) -> None:
         await pilot.press("f11")
@@ -77,9 +78,9 @@ def test_lists_searches_newest_first_with_client_and_scores(engine, make_app) ->
 
 
 def test_searches_from_an_mcp_server_process_appear_and_replay_the_same_ranking(
-    engine, make_app, shared_config, demo_dir
+    shared_engine, make_app, shared_config, demo_dir
 ) -> None:
-    app = make_app(engine)
+    app = make_app(shared_engine)
     got: dict = {}
 
     async def go(pilot: Pilot) -> None:
@@ -114,17 +115,17 @@ def test_searches_from_an_mcp_server_process_appear_and_replay_the_same_ranking(
     agent = [(r["path"], r["startLine"], r["endLine"], r["score"]) for r in got["mcp"]["results"]]
     assert agent and got["pane"] == agent  # the same ranking, score for score
     assert len(agent) == 2 and got["dropped"] == 1  # maxResults 2 replayed: the rest is why-not
-    [recorded] = load_searches(engine.store)
+    [recorded] = load_searches(shared_engine.store)
     assert (recorded.client, recorded.max_results, recorded.min_score) == ("pilot-agent", 2, 0.0)
 
 
-def test_a_replay_after_the_files_changed_says_so(engine, make_app, demo_dir) -> None:
-    memory_search(engine, "cat medication", client="claude-code")
+def test_a_replay_after_the_files_changed_says_so(shared_engine, make_app, demo_dir) -> None:
+    memory_search(shared_engine, "cat medication", client="claude-code")
     (demo_dir / "memory" / "2026-03-14.md").write_text(
         "# 2026-03-14\n\n- The cat medication is now given twice a day, cat medication dose\n"
     )
-    engine.sync(reason="test")
-    app = make_app(engine)
+    shared_engine.sync(reason="test")
+    app = make_app(shared_engine)
 
     async def go(pilot: Pilot) -> None:
         await pilot.press("f11")
@@ -138,11 +139,11 @@ def test_a_replay_after_the_files_changed_says_so(engine, make_app, demo_dir) ->
     drive(app, go)
 
 
-def test_the_header_fits_80_columns(engine, make_app) -> None:
+def test_the_header_fits_80_columns(shared_engine, make_app) -> None:
     """At 80×24 the header line keeps the count, the clients and the Enter hint."""
-    memory_search(engine, "cat medication", client="claude-code")
-    memory_search(engine, "zebra xylophone quartz", client="codex")
-    app = make_app(engine)
+    memory_search(shared_engine, "cat medication", client="claude-code")
+    memory_search(shared_engine, "zebra xylophone quartz", client="codex")
+    app = make_app(shared_engine)
 
     async def go(pilot: Pilot) -> None:
         await pilot.resize_terminal(80, 24)
@@ -158,6 +159,27 @@ def test_the_header_fits_80_columns(engine, make_app) -> None:
         await pilot.resize_terminal(160, 45)
         await pilot.pause()
         assert str(title.render()).endswith("· Enter replays in the search pane")
+
+    drive(app, go)
+
+
+def test_a_long_client_name_is_shown_whole(shared_engine, make_app) -> None:
+    """The client column widens to the longest name (up to a quarter of the width)."""
+    memory_search(shared_engine, "cat medication", client="visual-studio-code-agent")
+    app = make_app(shared_engine)
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.resize_terminal(160, 45)
+        await pilot.press("f11")
+        screen = app.screen
+        assert isinstance(screen, AgentActivityScreen)
+        await wait_for(pilot, lambda: len(screen.searches) == 1)
+        await pilot.pause()
+        table = screen.query_one("#activity-table", DataTable)
+        assert table.columns[ColumnKey("client")].width >= len("visual-studio-code-agent")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert table.columns[ColumnKey("client")].width == 20  # a quarter of 80
 
     drive(app, go)
 
@@ -182,9 +204,9 @@ def test_activity_title_gives_way_in_order() -> None:
     )
 
 
-def test_returned_summary_is_cut_to_width(engine) -> None:
-    memory_search(engine, "cat medication", client="x")
-    [s] = load_searches(engine.store)
+def test_returned_summary_is_cut_to_width(shared_engine) -> None:
+    memory_search(shared_engine, "cat medication", client="x")
+    [s] = load_searches(shared_engine.store)
     assert returned_summary(s, width=200) == f"MEMORY.md {s.results[0].score:.2f}"
     assert returned_summary(s, width=8) == f"…md {s.results[0].score:.2f}"  # the score stays
 

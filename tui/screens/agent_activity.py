@@ -167,7 +167,9 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
         if width <= 0:
             return
         table = self.query_one("#activity-table", DataTable)
-        client = 12 if width < 100 else 14
+        # as wide as the longest client name seen (up to a quarter of the screen)
+        longest = max((cell_len(s.client) for s in self.searches), default=0)
+        client = max(12 if width < 100 else 14, min(longest + 1, max(12, width // 4)))
         query = max(16, min(40, (width - 11 - client - 8) // 2))
         for key, w in (("client", client), ("query", query)):
             column = table.columns.get(ColumnKey(key))
@@ -209,6 +211,10 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
         new = [s for s in new if s.id not in known]
         highlighted = self.current
         self.searches = (new + self.searches)[:MAX_ROWS]
+        seen = {o.client for o in self.searches[len(new) :]}
+        if new and self.size.width > 0 and any(s.client not in seen for s in new):
+            self._fit_columns(self.size.width)  # a new client name: the column may widen
+            return
         table.clear()
         today = self._today()
         for s in self.searches:
