@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 
-from engine.cli.main import _explain_lines
+from engine.cli.search_command import _explain_lines
 from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search import explain
