@@ -26,12 +26,6 @@ BATCH_PATHS_OPENAI = ["POST /v1/files", "POST /v1/batches"]
 
 
 @pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(api_key=KEY) as s:
-        yield s
-
-
-@pytest.fixture
 def notes(workspace_dir: Path) -> Path:
     extra = {"memory/2026-03-02.md": "# 2026-03-02\n\nOat milk for the office.\n"}
     return write_notes(workspace_dir, extra)
@@ -216,10 +210,13 @@ def test_wait_false_leaves_jobs_running_and_next_sync_collects(
     assert collected.chunks_embedded == 3 and len(server.jobs) == 1
     assert second.status().embedded_chunks == 3
     assert not registry[0].exists()
-    assert [r.json["input"] for r in doc_requests(server)] == [["oat milk"]]  # the query only
+    # no direct request: the search while the job ran had no vector to compare with,
+    # so it did not embed its query (it answered keyword-only)
+    assert [r.json["input"] for r in doc_requests(server)] == []
     assert second.sync().chunks_embedded == 0
     hybrid = second.search("oat milk", second.default_options().with_(min_score=0))
     assert hybrid.mode == "hybrid" and hybrid.retrieval.vector_hits
+    assert [r.json["input"] for r in doc_requests(server)] == [["oat milk"]]  # the query only
 
 
 def test_concurrency_limits_jobs_in_flight(openai_wire, server, tmp_path) -> None:
