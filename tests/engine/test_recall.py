@@ -29,7 +29,7 @@ def test_memory_search_records_each_returned_hit(make_engine, workspace_dir):
         "MEMORY.md",
         "memory",
     )
-    assert (e.start_line, e.end_line) == (1, 4)  # the chunk, as the index stores it
+    assert (e.start_line, e.end_line) == (1, 3)  # the chunk, as the index stores it (3 lines)
     assert e.score == pytest.approx(out["results"][0]["score"], abs=1e-6)
     assert len(e.chunk_hash) == 64 and e.chunk_id is not None
     # No hit, no row; a blank query records nothing either.
@@ -88,7 +88,7 @@ def test_each_search_is_logged_with_its_client_even_without_hits(make_engine, wo
     assert (newest.client, newest.query, newest.results) == ("cli", "kubernetes", ())
     assert (oldest.client, oldest.max_results, oldest.min_score) == ("claude-code", 3, 0.0)
     [hit] = oldest.results
-    assert (hit.path, hit.start_line, hit.end_line) == ("MEMORY.md", 1, 4)
+    assert (hit.path, hit.start_line, hit.end_line) == ("MEMORY.md", 1, 3)
     assert newest.id > oldest.id and count_events(engine.store) == 1
     assert recall.load_searches(engine.store, after_id=oldest.id) == [newest]
     engine.sync(reason="test", force=True)  # the log survives a rebuild, ids included
