@@ -64,6 +64,7 @@ MODAL_BLOCKED = frozenset(
         "next_pane",
         "sync_now",
         "agent_activity",
+        "context_view",
     }
 )
 
@@ -170,6 +171,15 @@ GLOBAL_BINDINGS: list[BindingType] = [
         tooltip="The search pane's query ranked by OpenClaw 2026.9.6 beside memdeck's ranking",
     ),
     Binding(
+        "alt+c",
+        "context_view",
+        "Context",
+        id="app.context",
+        priority=True,
+        show=False,
+        tooltip="What the agent is given every turn: the bootstrap files against the budget",
+    ),
+    Binding(
         "ctrl+t",
         "toggle_theme",
         "Theme",
@@ -243,6 +253,7 @@ def key_sections() -> list[KeySection]:
 def _optional_sections() -> list[KeySection]:
     """The dreaming and flush screens' keys (both screens ship with the app)."""
     from tui.screens.agent_activity import AgentActivityScreen
+    from tui.screens.context_view import ContextViewScreen
     from tui.screens.promotion_queue import PromotionQueueScreen
     from tui.screens.sessions_view import SessionsViewScreen
 
@@ -250,6 +261,7 @@ def _optional_sections() -> list[KeySection]:
         KeySection("Promotion queue", PromotionQueueScreen, screen="promotion"),
         KeySection("Sessions", SessionsViewScreen, screen="sessions"),
         KeySection("Agent activity", AgentActivityScreen, screen="activity"),
+        KeySection("Context", ContextViewScreen, screen="context"),
     ]
 
 
@@ -329,3 +341,4 @@ class DeckActions(DeckHost, Protocol):
     def action_promotion_queue(self) -> None: ...
     def action_sessions_view(self) -> None: ...
     def action_agent_activity(self) -> None: ...
+    def action_context_view(self) -> None: ...

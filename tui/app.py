@@ -375,7 +375,10 @@ class MemdeckApp(App[int]):
             )
 
     def _list_tree(self) -> TreeListing:
-        return TreeListing(self.engine.workspace.list_files(), self.engine.store.files())
+        from engine.memory.context import context_report
+
+        files = self.engine.workspace.list_files()
+        return TreeListing(files, self.engine.store.files(), context_report(self.engine.settings))
 
     @work(thread=True, group="sync", exit_on_error=False)
     def _sync_in_worker(self, reason: str, force: bool) -> None:
@@ -408,6 +411,9 @@ class MemdeckApp(App[int]):
                 self._show_status(result)
             elif isinstance(result, TreeListing):
                 self.memory_tree.show_files(result.files, result.records)
+                if result.context is not None:
+                    self.memory_tree.show_context(result.context)
+                    self.editor_pane.set_context(result.context)
             self._settle_heap()
             return
         if event.state != WorkerState.ERROR:
@@ -730,6 +736,16 @@ class MemdeckApp(App[int]):
             AgentActivityScreen(self.engine, today=lambda: self.clock().date()),
             self._replay_agent_search,
         )
+
+    def action_context_view(self) -> None:
+        """What the agent is given every turn; Enter opens MEMORY.md at its unseen lines."""
+        from tui.screens.context_view import ContextViewScreen
+
+        def chosen(where: tuple[str, int] | None) -> None:
+            if where is not None:
+                self.open_location(*where)
+
+        self.push_screen(ContextViewScreen(self.engine.settings), chosen)
 
     def _replay_agent_search(self, search: object) -> None:
         from engine.memory.recall import RecallSearch

@@ -164,6 +164,12 @@ def palette_commands(app: DeckActions) -> list[PaletteCommand]:
             app.action_sessions_view,
         ),
         PaletteCommand(
+            "Context: what the agent is given every turn",
+            "MEMORY.md and the other bootstrap files against OpenClaw's budget; unseen lines",
+            app.action_context_view,
+            binding="app.context",
+        ),
+        PaletteCommand(
             "Agent activity: the searches agents made",
             "Newest first, live (MCP clients, memdeck search); Enter replays one",
             app.action_agent_activity,

@@ -27,6 +27,7 @@ from engine.events import (
 )
 from engine.index.store import FileRecord
 from engine.index.sync_service import SyncServiceState
+from engine.memory.context import ContextReport
 from engine.search.model import SearchOutcome
 from engine.workspace.files import MemoryFile
 
@@ -99,6 +100,8 @@ class TreeListing:
 
     files: list[MemoryFile]
     records: dict[str, FileRecord]
+    #: what the agent is given every turn, measured with the same listing
+    context: ContextReport | None = None
 
 
 class SearchFinished(Message):

@@ -68,7 +68,6 @@ Cause = Literal["per-file-limit", "total-limit"]
 
 #: JavaScript's white space and line terminators (``\s``, ``trim``, ``trimEnd``)
 JS_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_TRAILING_SPACE = re.compile(f"[{JS_SPACE}]+$")
 _SPACE_RUN = re.compile(f"[{JS_SPACE}]+")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _LINE_BREAK = re.compile("\r?\n")
@@ -117,15 +116,15 @@ def utf16_length(text: str) -> int:
 
 def js_trim_end(units: str) -> str:
     """JavaScript's ``String.prototype.trimEnd``."""
-    return _TRAILING_SPACE.sub("", units)
+    return units.rstrip(_SPACE_CHARS)
 
 
 def js_trim(units: str) -> str:
-    return js_trim_end(units).lstrip(_LEADING_SPACE_CHARS)
+    return units.strip(_SPACE_CHARS)
 
 
-_LEADING_SPACE_CHARS = "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
-_LEADING_SPACE_CHARS += "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_SPACE_CHARS = "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+_SPACE_CHARS += "\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 
 def _high(unit: str) -> bool:

@@ -15,16 +15,25 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.geometry import Offset
+from textual.strip import Strip
+from textual.timer import Timer
 from textual.widgets import Static, TextArea
 
+from engine.memory.context import MEMORY_NAME, ContextFile, ContextReport, with_memory_text
 from engine.workspace.files import Document, PathRefused, UnreadableFile, Workspace
+from tui.format import style_of
 
 #: Beyond this the editor refuses to open a file (a TextArea on 100 MB is unusable).
 MAX_EDIT_BYTES = 2 * 1024 * 1024
 CHECK_INTERVAL_S = 1.0
+#: MEMORY.md's budget is measured again this long after the last keystroke
+REMEASURE_S = 0.12
 
 
 @dataclass(frozen=True)
@@ -45,8 +54,47 @@ class OpenError(ValueError):
     """The file cannot be opened in the editor; the message says why."""
 
 
+class BudgetArea(TextArea):
+    """The text area, with the lines the agent never sees marked: dimmed, and a bar in
+    the gutter (``▍`` for a line it never sees, ``╎`` for one it sees part of)."""
+
+    hidden_rows: frozenset[int] = frozenset()
+    cut_rows: frozenset[int] = frozenset()
+
+    def mark(self, hidden: frozenset[int], cut: frozenset[int]) -> None:
+        if hidden == self.hidden_rows and cut == self.cut_rows:
+            return
+        self.hidden_rows, self.cut_rows = hidden, cut
+        self._line_cache.clear()  # its key knows nothing of the marks
+        self.refresh()
+
+    def get_line(self, line_index: int) -> Text:
+        line = super().get_line(line_index)
+        if line_index in self.hidden_rows:
+            line.stylize(Style(dim=True))
+        return line
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if not (self.hidden_rows or self.cut_rows) or not self.show_line_numbers:
+            return strip
+        row = self.wrapped_document.offset_to_location(Offset(0, y + self.scroll_offset.y))[0]
+        hidden = row in self.hidden_rows
+        if not hidden and row not in self.cut_rows:
+            return strip
+        at = self.gutter_width - 1  # the gutter's last column (a margin space)
+        variables = self.app.theme_variables
+        colour = style_of(variables, "state-error" if hidden else "state-dirty", "red")
+        bar = Strip([Segment("▍" if hidden else "╎", Style.parse(colour))], 1)
+        return Strip.join([strip.crop(0, at), bar, strip.crop(at + 1, strip.cell_length)])
+
+
 class EditorPane(Vertical):
-    """Header line + a markdown ``TextArea``."""
+    """Header line (and MEMORY.md's budget line) + a markdown ``TextArea``."""
+
+    DEFAULT_CSS = """
+    EditorPane #editor-budget { height: 1; padding: 0 1; background: $boost; display: none; }
+    """
 
     def __init__(self, workspace: Workspace, *, blink: bool = True, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -60,10 +108,15 @@ class EditorPane(Vertical):
         self.external_change = False
         self.unlocked = False
         self._loading = False
+        #: what the agent is given (the last report) and MEMORY.md's share of it now
+        self.context: ContextReport | None = None
+        self.budget: ContextFile | None = None
+        self._remeasure_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="editor-header")
-        area = TextArea.code_editor(
+        yield Static(id="editor-budget")
+        area = BudgetArea.code_editor(
             "",
             language="markdown",
             soft_wrap=True,
@@ -127,6 +180,52 @@ class EditorPane(Vertical):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if not self._loading:
             self._show_header()
+            if self.is_memory:
+                if self._remeasure_timer is not None:
+                    self._remeasure_timer.stop()
+                self._remeasure_timer = self.set_timer(REMEASURE_S, self.remeasure)
+
+    # -- what the agent is given ---------------------------------------------------
+    @property
+    def area_marks(self) -> BudgetArea:
+        return self.query_one("#editor-area", BudgetArea)
+
+    @property
+    def is_memory(self) -> bool:
+        """MEMORY.md itself: the file OpenClaw injects into every turn."""
+        return self.rel == MEMORY_NAME
+
+    def on_resize(self) -> None:
+        if self.budget is not None:
+            self.remeasure()  # the budget line's wording follows the width
+
+    def set_context(self, report: ContextReport | None) -> None:
+        """A new measure of the bootstrap files (each tree load brings one)."""
+        self.context = report
+        self.remeasure()
+
+    def remeasure(self) -> None:
+        """Measure MEMORY.md as the buffer holds it now: the budget line and the marks."""
+        self._remeasure_timer = None
+        report = self.context
+        line = self.query_one("#editor-budget", Static)
+        if report is None or not self.is_memory or self.doc is None:
+            self.budget = None
+            line.display = False
+            self.area_marks.mark(frozenset(), frozenset())
+            return
+        live = with_memory_text(report, self.area.text, self.workspace.root)
+        self.budget = budget = live.memory
+        if budget is None:
+            line.display = False
+            return
+        hidden = frozenset(
+            row - 1 for r in budget.hidden for row in range(r.start_line, r.end_line + 1)
+        )
+        self.area_marks.mark(hidden, frozenset(n - 1 for n in budget.cut_lines))
+        width = max(0, self.size.width - 2)
+        line.update(budget_line(budget, self.app.theme_variables, width), layout=False)
+        line.display = True
 
     # -- open / reload ------------------------------------------------------------
     def open(self, rel: str, line: int = 1) -> None:
@@ -154,6 +253,7 @@ class EditorPane(Vertical):
         self.external_change = False
         self.unlocked = False
         self._load_text(doc.text)
+        self.remeasure()
         self.area.read_only = (self.is_daily and not self.unlocked) or doc.decode_error is not None
         if doc.decode_error:
             self.app.notify(
@@ -246,3 +346,44 @@ class EditorPane(Vertical):
                 severity="warning",
             )
         return True
+
+
+def budget_line(budget: ContextFile, variables: dict[str, str], width: int = 0) -> Text:
+    """``MEMORY.md 31,204 chars · 20,000 injected · ~5,000 tokens a turn`` and what is cut;
+    shorter when that does not fit ``width`` (the unseen lines stay)."""
+    colour = style_of(variables, "state-error", "red")
+    why = ", ".join("max/file" if c == "per-file-limit" else "max/total" for c in budget.causes)
+    where = ", ".join(str(r) for r in budget.hidden) or "the end"
+    plain = "" if budget.truncated else " · all of it reaches the agent"
+    cut = f" · ✂ {where} unseen" if budget.truncated else ""
+    forms = [
+        (
+            budget.path + " ",
+            f"{budget.raw_chars:,} chars · {budget.injected_chars:,} injected"
+            f" · ~{budget.tokens:,} tokens a turn",
+            cut,
+            f" ({why})" if cut else plain,
+        ),
+        (
+            budget.path + " ",
+            f"{budget.raw_chars:,} chars · {budget.injected_chars:,} injected"
+            f" · ~{budget.tokens:,} tokens a turn",
+            cut,
+            "",
+        ),
+        (
+            "",
+            f"{budget.raw_chars:,}→{budget.injected_chars:,} chars · ~{budget.tokens:,} tok",
+            cut.replace("lines ", "").replace("line ", ""),
+            "",
+        ),
+    ]
+    for name, sizes, unseen, note in forms:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(name, style="bold")
+        text.append(sizes)
+        text.append(unseen, style=f"bold {colour}")
+        text.append(note, style="dim")
+        if not width or text.cell_len <= width:
+            break
+    return text

@@ -23,6 +23,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from engine.index.store import FileRecord
+from engine.memory.context import ContextReport, LineRange
 from engine.workspace.files import MemoryFile
 from tui.format import style_of
 
@@ -95,6 +96,8 @@ class MemoryTree(Tree[NodeData]):
         self._file_nodes: dict[str, TreeNode[NodeData]] = {}
         self._expanded_groups: set[str] = {"daily", "notes", "extra"}
         self._loaded = False
+        #: the lines of each injected file the agent never sees (``show_context``)
+        self.unseen: dict[str, tuple[LineRange, ...]] = {}
 
     # -- building ------------------------------------------------------------
     def _label(self, fs: FileState, text: str) -> Text:
@@ -107,7 +110,18 @@ class MemoryTree(Tree[NodeData]):
             label.append(" today", style="italic")
         if fs.chunks:
             label.append(f"  {fs.chunks}", style="dim")
+        unseen = self.unseen.get(fs.rel)
+        if unseen:
+            where = ", ".join(f"{r.start_line}–{r.end_line}" for r in unseen)
+            label.append(f"  ✂ {where}", style=style_of(variables, "state-error"))
         return label
+
+    def show_context(self, report: ContextReport) -> None:
+        """Mark the lines of MEMORY.md (any file shown here) the agent never sees."""
+        unseen = {f.path: f.hidden for f in report.files if f.hidden}
+        if unseen != self.unseen:
+            self.unseen = unseen
+            self.relabel()
 
     def _group_label(self, title: str, items: list[FileState]) -> Text:
         label = Text(title, style="bold")
