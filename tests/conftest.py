@@ -29,3 +29,4 @@ def minilm_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 from tests.pg_fixtures import pg_dsn, pg_server  # noqa: E402,F401  (PostgreSQL store tests)
+from tests.provider_fixtures import server  # noqa: E402,F401  (the loopback provider server)

@@ -80,6 +80,39 @@ def make_engine(
     return make
 
 
+#: three short notes the search tests index with the hand-checkable ConceptEmbedder
+#: (tests/engine/concept_embedder.py): a cat's medication, a train, a migration
+CONCEPT_NOTES = {
+    "MEMORY.md": "Miso the cat takes a methimazole tablet every morning.\n",
+    "memory/2026-03-14.md": "Booked the train to Porto.\n",
+    "memory/2026-02-13.md": "Postgres migration rehearsal went fine.\n",
+}
+
+
+@pytest.fixture
+def make_concept_engine(
+    make_engine: Callable[..., Engine], workspace_dir: Path
+) -> Callable[..., Engine]:
+    """An engine with the ConceptEmbedder over ``CONCEPT_NOTES`` plus ``extra``
+    ({path: text}), synced."""
+    from tests.engine.concept_embedder import ConceptEmbedder
+
+    def make(extra: dict[str, str] | None = None) -> Engine:
+        for rel, text in {**CONCEPT_NOTES, **(extra or {})}.items():
+            write(workspace_dir, rel, text)
+        engine = make_engine(provider=ConceptEmbedder())
+        engine.sync()
+        return engine
+
+    return make
+
+
+@pytest.fixture
+def concept_engine(make_concept_engine: Callable[..., Engine]) -> Engine:
+    """``CONCEPT_NOTES`` indexed with the ConceptEmbedder."""
+    return make_concept_engine()
+
+
 def write(root: Path, rel: str, text: str) -> Path:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -267,6 +267,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # -- the subprocess marker, checked while the tests run ---------------------------------
 _spawned: list[str] = []
+#: recording during a test's setup and call; not in its teardown, where the last test
+#: on a worker also stops the session's servers (pg_ctl stop)
+_recording = False
 _real_execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 _real_fork = os.fork
 
@@ -280,13 +283,14 @@ def _recording_execute_child(self: subprocess.Popen[Any], args: Any, *rest: Any)
     caller = sys._getframe(1)
     while caller is not None and caller.f_code.co_filename.endswith(os.sep + "subprocess.py"):
         caller = caller.f_back
-    if caller is None or not caller.f_code.co_filename.endswith(_PROBES):
+    if _recording and (caller is None or not caller.f_code.co_filename.endswith(_PROBES)):
         _spawned.append(args if isinstance(args, str) else " ".join(map(str, args)))
     return _real_execute_child(self, args, *rest)
 
 
 def _recording_fork() -> int:
-    _spawned.append("os.fork()")
+    if _recording:
+        _spawned.append("os.fork()")
     return _real_fork()
 
 
@@ -304,6 +308,26 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     _spawned.clear()
     return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Any:
+    global _recording
+    _recording = True
+    try:
+        return (yield)
+    finally:
+        _recording = False
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    global _recording
+    _recording = True
+    try:
+        return (yield)
+    finally:
+        _recording = False
 
 
 @pytest.hookimpl(wrapper=True)

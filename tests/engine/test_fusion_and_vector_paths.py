@@ -21,18 +21,7 @@ from engine.search.scoring import (
     fts5_idf,
     weighted_geometric,
 )
-from tests.engine.concept_embedder import ConceptEmbedder
 from tests.engine_fixtures import FIXED_TODAY, write
-
-
-@pytest.fixture
-def engine(make_engine, workspace_dir):
-    write(workspace_dir, "MEMORY.md", "Miso the cat takes a methimazole tablet every morning.\n")
-    write(workspace_dir, "memory/2026-03-14.md", "Booked the train to Porto.\n")
-    write(workspace_dir, "memory/2026-02-13.md", "Postgres migration rehearsal went fine.\n")
-    eng = make_engine(provider=ConceptEmbedder())
-    eng.sync()
-    return eng
 
 
 def test_weighted_geometric_floors_and_neutral_side() -> None:
@@ -44,14 +33,14 @@ def test_weighted_geometric_floors_and_neutral_side() -> None:
     assert weighted_geometric(0.64, None, 0.7, 0.3) == pytest.approx(0.64**0.7)
 
 
-def test_geometric_fusion_scores_every_candidate_on_both_sides(engine) -> None:
+def test_geometric_fusion_scores_every_candidate_on_both_sides(concept_engine) -> None:
     # One candidate per side. FTS (OR): the train note (shortest match) is first, so
     # MEMORY.md ("tablet") is not on the FTS list; vector: MEMORY.md (cat + medicine)
     # is first, so the train note is not on the vector list.
-    opts = engine.default_options().with_(
+    opts = concept_engine.default_options().with_(
         fusion="geometric", min_score=0.0, max_results=1, candidate_multiplier=1
     )
-    out = engine.search("kitten tablet train", opts, today=FIXED_TODAY)
+    out = concept_engine.search("kitten tablet train", opts, today=FIXED_TODAY)
     assert out.fusion == "geometric" and out.retrieval.fts_operator == "OR"
     cands = {c.path: c for c in out.candidates}
     assert set(cands) == {"memory/2026-03-14.md", "MEMORY.md"}
@@ -78,9 +67,9 @@ def test_geometric_fusion_scores_every_candidate_on_both_sides(engine) -> None:
     assert weighted["MEMORY.md"].score == round(0.7 * memory.vector_score, 4)
 
 
-def test_geometric_semantic_only_queries_still_rank(engine) -> None:
-    opts = engine.default_options().with_(min_score=0.0, fusion="geometric")
-    out = engine.search("kitten medication", opts)
+def test_geometric_semantic_only_queries_still_rank(concept_engine) -> None:
+    opts = concept_engine.default_options().with_(min_score=0.0, fusion="geometric")
+    out = concept_engine.search("kitten medication", opts)
     # no chunk holds a query word: the text side is neutral, the vector side ranks
     assert out.retrieval.fts_hits == []
     top = out.results[0]
@@ -88,9 +77,11 @@ def test_geometric_semantic_only_queries_still_rank(engine) -> None:
     assert top.score == pytest.approx(1.0)
 
 
-def test_calibrated_is_the_default_and_scores_on_an_absolute_scale(engine) -> None:
-    assert engine.default_options().fusion == "calibrated"
-    out = engine.search("kitten medication", engine.default_options().with_(min_score=0.0))
+def test_calibrated_is_the_default_and_scores_on_an_absolute_scale(concept_engine) -> None:
+    assert concept_engine.default_options().fusion == "calibrated"
+    out = concept_engine.search(
+        "kitten medication", concept_engine.default_options().with_(min_score=0.0)
+    )
     # no chunk holds a query word: the text side is 0 (not neutral), and the top
     # hit scores 0.7 × its cosine — not 1.0 as a ratio to the best would
     assert out.retrieval.fts_hits == []
@@ -101,25 +92,27 @@ def test_calibrated_is_the_default_and_scores_on_an_absolute_scale(engine) -> No
     assert top.vector_component == top.vector_score
     assert top.score == round(0.7 * top.vector_score, 4)
     # a query word the index has: bm25 ÷ (κ × Σidf), at most 1
-    hit = engine.search("train", engine.default_options().with_(min_score=0.0)).results[0]
-    n = engine.store.term_doc_counts(["train"])["train"]
-    idf = round(fts5_idf(n, engine.store.fts_row_count()), 4)
+    hit = concept_engine.search(
+        "train", concept_engine.default_options().with_(min_score=0.0)
+    ).results[0]
+    n = concept_engine.store.term_doc_counts(["train"])["train"]
+    idf = round(fts5_idf(n, concept_engine.store.fts_row_count()), 4)
     assert hit.text_ref == (CALIBRATED_TEXT_SCALE, idf)
     expected = min(1.0, -hit.bm25_rank / (CALIBRATED_TEXT_SCALE * idf))
     assert hit.text_component == round(expected, 4)
 
 
 def test_a_cosine_calibration_maps_the_vector_side_and_prints_its_arithmetic(
-    engine, monkeypatch
+    concept_engine, monkeypatch
 ) -> None:
     """The fitted calibration is the identity ([0, 1], README "Benchmarks"); any other
     pair maps V linearly and clamps, and the breakdown line evaluates to V."""
-    opts = engine.default_options().with_(min_score=0.0)
-    plain = {c.chunk_id: c for c in engine.search("kitten medication", opts).candidates}
-    unmoved = engine.search("kitten medication", opts.with_(feedback_weight=0.0)).candidates
+    opts = concept_engine.default_options().with_(min_score=0.0)
+    plain = {c.chunk_id: c for c in concept_engine.search("kitten medication", opts).candidates}
+    unmoved = concept_engine.search("kitten medication", opts.with_(feedback_weight=0.0)).candidates
     monkeypatch.setattr(scoring, "CALIBRATED_COSINE_ZERO", 0.1)
     monkeypatch.setattr(scoring, "CALIBRATED_COSINE_ONE", 0.6)
-    out = engine.search("kitten medication", opts)
+    out = concept_engine.search("kitten medication", opts)
     for c in out.candidates:
         assert c.vector_input == plain[c.chunk_id].vector_input
         assert c.vector_ref == (0.1, 0.6)

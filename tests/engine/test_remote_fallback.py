@@ -39,7 +39,7 @@ def notes(workspace_dir: Path) -> Path:
 
 
 @pytest.fixture
-def engine(make_settings, primary, backup, notes) -> Iterator[Engine]:
+def fallback_engine(make_settings, primary, backup, notes) -> Iterator[Engine]:
     settings = make_settings(
         **{
             "provider": "openai",
@@ -65,21 +65,21 @@ def full_flags(eng: Engine) -> list[bool]:
     return flags
 
 
-def test_healthy_primary_never_touches_the_fallback(engine, primary, backup) -> None:
-    engine.sync()
-    st = engine.status()
+def test_healthy_primary_never_touches_the_fallback(fallback_engine, primary, backup) -> None:
+    fallback_engine.sync()
+    st = fallback_engine.status()
     assert st.provider == "openai" and st.provider_fallback is None
     assert st.provider_detail["fallback_provider"] == "configured, not started"
     assert backup.requests == []
 
 
-def test_primary_down_at_start_switches_before_indexing(engine, primary, backup) -> None:
+def test_primary_down_at_start_switches_before_indexing(fallback_engine, primary, backup) -> None:
     primary.faults = always(Reply(500, {"error": {"message": "boom"}}))
-    flags = full_flags(engine)
-    done = engine.sync()
+    flags = full_flags(fallback_engine)
+    done = fallback_engine.sync()
     assert done.full and done.chunks_embedded == 2 and not done.errors
     assert flags == [True]
-    st = engine.status()
+    st = fallback_engine.status()
     assert (st.provider, st.model, st.dims) == ("gemini", "gemini-embedding-001", 24)
     assert st.provider_fallback["from"] == "openai" and st.provider_fallback["to"] == "gemini"
     assert "HTTP 500" in st.provider_fallback["reason"]
@@ -90,47 +90,57 @@ def test_primary_down_at_start_switches_before_indexing(engine, primary, backup)
 
 
 def test_primary_failing_mid_sync_forces_exactly_one_full_reindex(
-    engine, primary, backup, notes
+    fallback_engine, primary, backup, notes
 ) -> None:
-    first = engine.sync()
-    assert first.full and engine.store.fingerprint()["provider"] == "openai"
+    first = fallback_engine.sync()
+    assert first.full and fallback_engine.store.fingerprint()["provider"] == "openai"
     primary.faults = always(Reply(401, {"error": {"message": f"key {KEY} revoked"}}))
     write(notes, "memory/2026-03-02.md", "# 2026-03-02\n\nBought oat milk for the office.\n")
-    flags = full_flags(engine)
-    done = engine.sync()
+    flags = full_flags(fallback_engine)
+    done = fallback_engine.sync()
     # the incremental sync stopped at the failure; one full rebuild replaced it
     assert flags == [True]
     assert done.full and done.files_indexed == 3 and done.chunks_embedded == 3
-    assert engine.store.fingerprint()["provider"] == "gemini"
-    assert engine.store.dims == 24
-    st = engine.status()
+    assert fallback_engine.store.fingerprint()["provider"] == "gemini"
+    assert fallback_engine.store.dims == 24
+    st = fallback_engine.status()
     assert not st.needs_full_reindex
     reason = st.provider_fallback["reason"]
     assert "HTTP 401" in reason and KEY not in reason
     # later syncs are incremental again and re-embed nothing
-    again = engine.sync()
+    again = fallback_engine.sync()
     assert not again.full and again.chunks_embedded == 0
-    outcome = engine.search("oat milk", engine.default_options().with_(min_score=0))
+    outcome = fallback_engine.search(
+        "oat milk", fallback_engine.default_options().with_(min_score=0)
+    )
     assert outcome.mode == "hybrid" and outcome.results[0].path == "memory/2026-03-02.md"
-    result = search_answer(engine, outcome)
+    result = search_answer(fallback_engine, outcome)
     assert result.provider == "gemini"
     assert result.fallback is not None and result.fallback["from"] == "openai"
 
 
-def test_query_failure_switches_and_search_degrades_to_keywords(engine, primary, backup) -> None:
-    engine.sync()
+def test_query_failure_switches_and_search_degrades_to_keywords(
+    fallback_engine, primary, backup
+) -> None:
+    fallback_engine.sync()
     primary.faults = always(Reply(503, "down"))
-    outcome = engine.search("flat white", engine.default_options().with_(min_score=0))
+    outcome = fallback_engine.search(
+        "flat white", fallback_engine.default_options().with_(min_score=0)
+    )
     assert "switched to the fallback" in outcome.retrieval.vector_error
     assert outcome.results[0].path == "MEMORY.md"  # keyword hit still served
-    st = engine.status()
+    st = fallback_engine.status()
     assert st.needs_full_reindex and st.provider == "gemini"
     # until the rebuild, the old vectors are not compared with the new provider's
-    during = engine.search("flat white", engine.default_options().with_(min_score=0))
+    during = fallback_engine.search(
+        "flat white", fallback_engine.default_options().with_(min_score=0)
+    )
     assert during.mode == "fts" and during.retrieval.vector_hits == []
-    flags = full_flags(engine)
-    assert engine.sync().full and flags == [True]
-    after = engine.search("flat white coffee", engine.default_options().with_(min_score=0))
+    flags = full_flags(fallback_engine)
+    assert fallback_engine.sync().full and flags == [True]
+    after = fallback_engine.search(
+        "flat white coffee", fallback_engine.default_options().with_(min_score=0)
+    )
     assert after.mode == "hybrid" and after.retrieval.vector_hits
 
 

@@ -25,12 +25,6 @@ from tests.provider_servers import TEST_KEY as KEY
 from tests.provider_servers import ProviderServer, Reply, always, fail_first
 
 
-@pytest.fixture
-def server():
-    with ProviderServer(api_key=KEY) as s:
-        yield s
-
-
 def openai(make_settings, server: ProviderServer, env=FAST, **changes):
     settings = make_settings(
         **{"provider": "openai", "remote.base_url": server.url + "/v1", "remote.api_key": KEY},

@@ -22,7 +22,7 @@ MP3 = b"ID3\x03\x00" + bytes(300)
 
 
 @pytest.fixture
-def server() -> Iterator[ProviderServer]:
+def gemini_server() -> Iterator[ProviderServer]:
     with ProviderServer(api_key=KEY) as s:
         yield s
 
@@ -64,23 +64,23 @@ def build(make_settings, engines) -> Callable[..., Engine]:
     return make
 
 
-def media_requests(server: ProviderServer) -> list[Any]:
+def media_requests(gemini_server: ProviderServer) -> list[Any]:
     return [
         r
-        for r in server.embed_requests()
+        for r in gemini_server.embed_requests()
         if r.path.endswith(":embedContent") and "inlineData" in r.body.decode()
     ]
 
 
-def test_images_and_audio_are_embedded_from_their_bytes(build, server, media) -> None:
-    eng = build(server.url)
+def test_images_and_audio_are_embedded_from_their_bytes(build, gemini_server, media) -> None:
+    eng = build(gemini_server.url)
     st = eng.status()
     assert st.multimodal.active and "image+audio" in st.multimodal.why
     done = eng.sync()
     assert done.chunks_embedded == 4  # MEMORY.md, notes.md, the png, the mp3
     assert eng.status().embedded_chunks == 4 and eng.store.dims == 768
     sent = {}
-    for r in media_requests(server):
+    for r in media_requests(gemini_server):
         body = r.json
         part = body["content"]["parts"][0]["inlineData"]
         sent[part["mimeType"]] = base64.b64decode(part["data"])
@@ -100,16 +100,17 @@ def test_images_and_audio_are_embedded_from_their_bytes(build, server, media) ->
     assert top.path == "media/photos/team-offsite_whiteboard.png"
     assert top.text == "image: team offsite whiteboard (media/photos/team-offsite_whiteboard.png)"
     # unchanged files: nothing is sent again
-    before = len(server.embed_requests())
+    before = len(gemini_server.embed_requests())
     assert eng.sync().chunks_embedded == 0
-    assert len(server.embed_requests()) == before
+    assert len(gemini_server.embed_requests()) == before
 
 
-def test_modalities_limit_what_is_indexed(build, server, media) -> None:
-    eng = build(server.url, **{"multimodal.modalities": ("image",)})
+def test_modalities_limit_what_is_indexed(build, gemini_server, media) -> None:
+    eng = build(gemini_server.url, **{"multimodal.modalities": ("image",)})
     eng.sync()
     assert [
-        r.json["content"]["parts"][0]["inlineData"]["mimeType"] for r in media_requests(server)
+        r.json["content"]["parts"][0]["inlineData"]["mimeType"]
+        for r in media_requests(gemini_server)
     ] == ["image/png"]
     assert "media/voice-memo-atlas.mp3" not in eng.store.files()
 
@@ -123,11 +124,11 @@ def test_modalities_limit_what_is_indexed(build, server, media) -> None:
     ],
 )
 def test_multimodal_off_says_why_and_indexes_markdown_only(
-    build, server, media, changes, why
+    build, gemini_server, media, changes, why
 ) -> None:
-    eng = build(server.url, **changes)
+    eng = build(gemini_server.url, **changes)
     st = eng.status()
     assert not st.multimodal.active and why in st.multimodal.why
     eng.sync()
-    assert media_requests(server) == []
+    assert media_requests(gemini_server) == []
     assert sorted(eng.store.files()) == ["MEMORY.md", "media/notes.md"]

@@ -14,19 +14,14 @@ from tests.engine_fixtures import FIXED_TODAY, write
 
 
 @pytest.fixture
-def engine(make_engine, workspace_dir):
-    write(workspace_dir, "MEMORY.md", "Miso the cat takes a methimazole tablet every morning.\n")
-    write(workspace_dir, "memory/2026-03-14.md", "Booked the train to Porto.\n")
-    write(workspace_dir, "memory/2026-02-13.md", "Postgres migration rehearsal went fine.\n")
-    write(workspace_dir, "memory/gtd/NEXT.md", "Buy coffee beans.\n")
-    eng = make_engine(provider=ConceptEmbedder())
-    eng.sync()
-    return eng
+def pipeline_engine(make_concept_engine):
+    """The concept notes (tests/engine_fixtures.py) and a to-do list in a sub-folder."""
+    return make_concept_engine({"memory/gtd/NEXT.md": "Buy coffee beans.\n"})
 
 
-def test_semantic_match_without_shared_words_comes_from_the_vector_side(engine) -> None:
-    opts = engine.default_options().with_(fusion="weighted", min_score=0.0)
-    out = engine.search("kitten medication", opts, today=FIXED_TODAY)
+def test_semantic_match_without_shared_words_comes_from_the_vector_side(pipeline_engine) -> None:
+    opts = pipeline_engine.default_options().with_(fusion="weighted", min_score=0.0)
+    out = pipeline_engine.search("kitten medication", opts, today=FIXED_TODAY)
     top = out.results[0]
     assert top.path == "MEMORY.md"
     assert top.lists == ("vector",)
@@ -36,9 +31,9 @@ def test_semantic_match_without_shared_words_comes_from_the_vector_side(engine) 
     assert top.fused_score == pytest.approx(0.7 * 1.0)
 
 
-def test_weighted_fusion_numbers(engine) -> None:
-    opts = engine.default_options().with_(fusion="weighted", min_score=0.0)
-    out = engine.search("train", opts, today=FIXED_TODAY)
+def test_weighted_fusion_numbers(pipeline_engine) -> None:
+    opts = pipeline_engine.default_options().with_(fusion="weighted", min_score=0.0)
+    out = pipeline_engine.search("train", opts, today=FIXED_TODAY)
     hit = next(c for c in out.results if c.path == "memory/2026-03-14.md")
     assert hit.lists == ("fts", "vector")
     # rounded to the 4 printed decimals, from the rank as printed
@@ -49,16 +44,16 @@ def test_weighted_fusion_numbers(engine) -> None:
     assert "0.700×1.0000 + 0.300×" in formula(hit)
 
 
-def test_normalized_fusion_puts_each_side_on_0_1(engine) -> None:
-    opts = engine.default_options().with_(fusion="normalized", min_score=0.0)
-    out = engine.search("cat train", opts, today=FIXED_TODAY)
+def test_normalized_fusion_puts_each_side_on_0_1(pipeline_engine) -> None:
+    opts = pipeline_engine.default_options().with_(fusion="normalized", min_score=0.0)
+    out = pipeline_engine.search("cat train", opts, today=FIXED_TODAY)
     vec = [c.vector_component for c in out.candidates if c.vector_component is not None]
     assert max(vec) == pytest.approx(1.0) and min(vec) == pytest.approx(0.0)
 
 
-def test_rrf_is_scaled_so_first_on_both_lists_is_one(engine) -> None:
-    opts = engine.default_options().with_(fusion="rrf", min_score=0.0)
-    out = engine.search("train", opts, today=FIXED_TODAY)
+def test_rrf_is_scaled_so_first_on_both_lists_is_one(pipeline_engine) -> None:
+    opts = pipeline_engine.default_options().with_(fusion="rrf", min_score=0.0)
+    out = pipeline_engine.search("train", opts, today=FIXED_TODAY)
     top = out.results[0]
     assert top.fts_position == 1 and top.vector_position == 1
     assert top.score == pytest.approx(1.0)
@@ -67,20 +62,22 @@ def test_rrf_is_scaled_so_first_on_both_lists_is_one(engine) -> None:
     assert second.score == pytest.approx(0.7 * (61 / 62), abs=1e-4)
 
 
-def test_temporal_decay_uses_the_date_in_the_file_name(engine) -> None:
-    base = engine.default_options().with_(fusion="weighted", min_score=0.0, decay_enabled=True)
-    out = engine.search("postgres migration", base, today=FIXED_TODAY)
+def test_temporal_decay_uses_the_date_in_the_file_name(pipeline_engine) -> None:
+    base = pipeline_engine.default_options().with_(
+        fusion="weighted", min_score=0.0, decay_enabled=True
+    )
+    out = pipeline_engine.search("postgres migration", base, today=FIXED_TODAY)
     hit = next(c for c in out.results if c.path == "memory/2026-02-13.md")
     assert hit.age_days == 30
     assert hit.decay_multiplier == pytest.approx(0.5)
     assert hit.score == pytest.approx(hit.fused_score * 0.5, abs=1e-4)
-    evergreen = engine.search("cat", base, today=FIXED_TODAY).results[0]
+    evergreen = pipeline_engine.search("cat", base, today=FIXED_TODAY).results[0]
     assert evergreen.path == "MEMORY.md" and evergreen.decay_multiplier == 1.0
 
 
-def test_min_score_drops_with_reason_and_cut_beyond_max_results(engine) -> None:
-    opts = engine.default_options().with_(fusion="weighted", min_score=0.4, max_results=1)
-    out = engine.search("cat train", opts, today=FIXED_TODAY)
+def test_min_score_drops_with_reason_and_cut_beyond_max_results(pipeline_engine) -> None:
+    opts = pipeline_engine.default_options().with_(fusion="weighted", min_score=0.4, max_results=1)
+    out = pipeline_engine.search("cat train", opts, today=FIXED_TODAY)
     assert len(out.results) == 1
     reasons = {c.path: c.dropped for c in out.dropped}
     assert any(r and r.startswith("cut: beyond maxResults 1") for r in reasons.values())
@@ -139,21 +136,21 @@ def test_mmr_reorders_and_records_its_numbers(make_engine, workspace_dir) -> Non
     assert mmr.results[0].mmr_max_similarity == 0.0
 
 
-def test_rank_replays_without_touching_the_index(engine) -> None:
-    opts = engine.default_options().with_(min_score=0.0)
-    out = engine.search("cat train coffee", opts, today=FIXED_TODAY)
-    calls = engine.provider.calls
+def test_rank_replays_without_touching_the_index(pipeline_engine) -> None:
+    opts = pipeline_engine.default_options().with_(min_score=0.0)
+    out = pipeline_engine.search("cat train coffee", opts, today=FIXED_TODAY)
+    calls = pipeline_engine.provider.calls
     again = rank(out.retrieval, opts, FIXED_TODAY)
     assert [(c.chunk_id, c.score) for c in again.results] == [
         (c.chunk_id, c.score) for c in out.results
     ]
     fts_only = rank(out.retrieval, opts.with_(mode="fts"), FIXED_TODAY)
     assert fts_only.mode == "fts" and all(c.vector_score is None for c in fts_only.candidates)
-    assert engine.provider.calls == calls
+    assert pipeline_engine.provider.calls == calls
 
 
-def test_blank_query_searches_nothing(engine) -> None:
-    out = engine.search("   ", engine.default_options())
+def test_blank_query_searches_nothing(pipeline_engine) -> None:
+    out = pipeline_engine.search("   ", pipeline_engine.default_options())
     assert out.results == [] and out.retrieval.fts_query is None
 
 

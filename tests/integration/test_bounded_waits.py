@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +26,6 @@ ENV = {
     "MEMDECK_REMOTE_BACKOFF_MS": "1",
     "MEMDECK_SEARCH_BUDGET_S": "3",
 }
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(api_key=TEST_KEY) as s:
-        yield s
 
 
 def _config(state_dir: Path, server: ProviderServer) -> Path:

@@ -52,7 +52,7 @@ class _Server:
 
 
 @pytest.fixture
-def server() -> Iterator[_Server]:
+def hf_server() -> Iterator[_Server]:
     s = _Server()
     yield s
     s.httpd.shutdown()
@@ -74,9 +74,9 @@ def test_uri_parsing() -> None:
             HfUri.parse(bad)
 
 
-def test_interrupted_download_resumes_with_range(server: _Server, tmp_path: Path) -> None:
-    env = {"HF_ENDPOINT": server.url}
-    server.cut_after = 300_000
+def test_interrupted_download_resumes_with_range(hf_server: _Server, tmp_path: Path) -> None:
+    env = {"HF_ENDPOINT": hf_server.url}
+    hf_server.cut_after = 300_000
     with pytest.raises(ProviderError, match="next try resumes"):
         download("hf:own/repo/sub/model.gguf", tmp_path, env=env)
     part = tmp_path / "own" / "repo" / "sub" / "model.gguf.part"
@@ -87,16 +87,16 @@ def test_interrupted_download_resumes_with_range(server: _Server, tmp_path: Path
     path = download("hf:own/repo/sub/model.gguf", tmp_path, env=env, progress=seen.append)
     assert path.read_bytes() == PAYLOAD
     assert not part.exists()
-    assert server.requests[-1] == ("/own/repo/resolve/main/sub/model.gguf", "bytes=300000-")
+    assert hf_server.requests[-1] == ("/own/repo/resolve/main/sub/model.gguf", "bytes=300000-")
     assert seen[-1].done_bytes == len(PAYLOAD) and seen[-1].resumed_from == 300_000
 
     # cached: no further request
-    n = len(server.requests)
+    n = len(hf_server.requests)
     assert download("hf:own/repo/sub/model.gguf", tmp_path, env=env) == path
-    assert len(server.requests) == n
+    assert len(hf_server.requests) == n
 
 
-def test_http_error_is_clear(server: _Server, tmp_path: Path) -> None:
+def test_http_error_is_clear(hf_server: _Server, tmp_path: Path) -> None:
     with pytest.raises(ProviderError, match="HTTP 404"):
-        download("hf:own/repo/missing.gguf", tmp_path, env={"HF_ENDPOINT": server.url})
+        download("hf:own/repo/missing.gguf", tmp_path, env={"HF_ENDPOINT": hf_server.url})
     assert list(tmp_path.rglob("*.gguf")) == []

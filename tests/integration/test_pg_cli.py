@@ -8,7 +8,6 @@ embedding server. Nothing printed may contain the password.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,6 @@ from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer, write_not
 
 pytest.importorskip("psycopg", reason="psycopg is installed by scripts/setup.sh")
 SECRET = "Cli-Pw-Hidden-77"
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(api_key=TEST_KEY) as s:
-        yield s
 
 
 def test_cli_index_status_search_on_postgres(

@@ -17,7 +17,6 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -33,12 +32,6 @@ from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer, write_not
 
 pytest.importorskip("psycopg", reason="psycopg is installed by scripts/setup.sh")
 SECRET = "Pg-Mcp-Watch-Pw-31"
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(api_key=TEST_KEY) as s:
-        yield s
 
 
 def _config(state: Path, server: ProviderServer) -> Path:

@@ -8,19 +8,12 @@ A real ``memdeck`` process against the loopback OpenAI-compatible server.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli_process import cli_env, run_cli
-from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer, Reply, write_notes
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(api_key=TEST_KEY) as s:
-        yield s
+from tests.provider_servers import FAST_ENV, TEST_KEY, Reply, write_notes
 
 
 def _rows(n: int, make) -> dict:

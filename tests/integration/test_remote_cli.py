@@ -4,7 +4,6 @@ openclaw.json (JSON5) that points each provider at a loopback test server."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,7 @@ import pytest
 from tests.cli_process import cli_env, run_cli
 from tests.provider_servers import FAST_ENV as FAST
 from tests.provider_servers import TEST_KEY as KEY
-from tests.provider_servers import ProviderServer, Reply, always, write_notes
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(api_key=KEY) as s:
-        yield s
+from tests.provider_servers import Reply, always, write_notes
 
 
 @pytest.fixture

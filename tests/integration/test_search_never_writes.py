@@ -10,19 +10,12 @@ reaches the server is counted.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli_process import cli_env, run_cli
 from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer, write_notes
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer(api_key=TEST_KEY) as s:
-        yield s
 
 
 @pytest.fixture
