@@ -3,7 +3,7 @@ a keymap that would take a key from the editor or another binding is refused."""
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,15 +57,21 @@ def test_ctrl_q_with_unsaved_edits_asks_cancel_then_save(fts_engine, make_app, d
     assert path.read_text(encoding="utf-8") == EDIT + original
 
 
-class SlowEmbedder(ConceptEmbedder):
-    """The concept embedder taking ``delay`` seconds per document batch."""
+class HeldEmbedder(ConceptEmbedder):
+    """The concept embedder; once ``held`` is set, each document batch waits until the
+    test sets ``released``, so a sync is slow for as long as the test needs
+    and not a fixed number of seconds that a loaded machine can outrun."""
 
-    delay = 0.0
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = False
+        self.released = threading.Event()
 
     def embed_documents(
         self, texts: Sequence[str], progress: ProgressCallback | None = None
     ) -> np.ndarray:
-        time.sleep(self.delay)
+        if self.held:
+            assert self.released.wait(60), "the test never released the embedder"
         return super().embed_documents(texts, progress)
 
 
@@ -75,7 +81,7 @@ def test_quitting_stops_the_apps_own_sync_between_files(engine_factory, make_app
     the thread) after the screen is gone: quitting during a long sync hung until the
     last file. Quitting asks it to stop between files; the index stays consistent
     and the rest is indexed at the next start."""
-    provider = SlowEmbedder()
+    provider = HeldEmbedder()
     engine = engine_factory(provider)
     app = make_app(engine)
     assert app.sync_service is None
@@ -83,13 +89,14 @@ def test_quitting_stops_the_apps_own_sync_between_files(engine_factory, make_app
     bulk.mkdir()
     for i in range(30):
         (bulk / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nThe quokka count was {i}.\n")
-    provider.delay = 0.2  # 30 new files: a 6 s sync
+    provider.held = True  # 30 new files; the first waits until the app has quit
 
     async def go(pilot: Pilot) -> None:
         await pilot.press("f9")
         await wait_for(pilot, lambda: engine.state.running)
         await pilot.press("ctrl+q")  # nothing unsaved: quits at once
         await wait_for(pilot, lambda: not app.is_running)
+        provider.released.set()  # the sync may go on now: it must stop after this file
 
     drive(app, go)  # returns once the app's thread has ended too
     assert not engine.state.running
