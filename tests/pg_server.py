@@ -12,6 +12,7 @@ run as root (CI containers do) the cluster is owned by and run as ``nobody``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import os
 import pwd
@@ -78,8 +79,7 @@ def start_server(root: Path | None = None) -> PgServer:
         entry = pwd.getpwnam(run_as)
         for path in (root, data_dir):
             os.chown(path, entry.pw_uid, entry.pw_gid)
-    port = _free_port()
-    server = PgServer(data_dir=data_dir, port=port, bin_dir=bin_dir, run_as=run_as)
+    server = PgServer(data_dir=data_dir, port=0, bin_dir=bin_dir, run_as=run_as)
     init = server._run(
         "initdb", "-D", str(data_dir), "-U", "postgres", "--auth=trust", "-E", "UTF8",
         "--no-sync", "--locale=C",
@@ -91,17 +91,23 @@ def start_server(root: Path | None = None) -> PgServer:
         log.touch()
         entry = pwd.getpwnam(run_as)
         os.chown(log, entry.pw_uid, entry.pw_gid)
-    # one server serves a whole test session: many short-lived pools and processes
-    options = (
-        f"-p {port} -k {data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
-        " -c max_connections=300"
-    )
-    started = server._run(
-        "pg_ctl", "-D", str(data_dir), "-l", str(log), "-o", options, "-w", "-t", "60", "start",
-        timeout=90,
-    )
-    if started.returncode != 0:
+    # A free port can be taken before the server binds it (pytest-xdist workers start
+    # their servers at the same time): then try another.
+    for _attempt in range(3):
+        server = dataclasses.replace(server, port=_free_port())
+        # one server serves a whole test session: many short-lived pools and processes
+        options = (
+            f"-p {server.port} -k {data_dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+            " -c max_connections=300"
+        )
+        started = server._run(
+            "pg_ctl", "-D", str(data_dir), "-l", str(log), "-o", options, "-w", "-t", "60",
+            "start", timeout=90,
+        )
         text = log.read_text(errors="replace") if log.exists() else ""
+        if started.returncode == 0 or "could not bind" not in text:
+            break
+    if started.returncode != 0:
         raise RuntimeError(f"pg_ctl start failed: {started.stderr.strip()}\n{text[-2000:]}")
     return server
 

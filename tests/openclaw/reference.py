@@ -9,6 +9,7 @@ with a loud reason.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -127,16 +128,20 @@ def reference() -> Reference:
         return _cached
     ref = Reference(PREFIX)
     stamp = PREFIX / ".stamp"
-    if not (ref.launcher.exists() and stamp.exists() and VERSION in stamp.read_text()):
-        if shutil.which("npm") is None:
-            pytest.skip(SKIP_REASON)
-        proc = subprocess.run(
-            ["bash", str(ROOT / "scripts" / "install_openclaw.sh"), str(PREFIX)],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if proc.returncode != 0:
-            raise AssertionError(f"install_openclaw.sh failed:\n{proc.stderr[-4000:]}")
+    PREFIX.parent.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist workers ask at the same time: one installs, the others wait for it
+    with open(PREFIX.parent / ".openclaw-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (ref.launcher.exists() and stamp.exists() and VERSION in stamp.read_text()):
+            if shutil.which("npm") is None:
+                pytest.skip(SKIP_REASON)
+            proc = subprocess.run(
+                ["bash", str(ROOT / "scripts" / "install_openclaw.sh"), str(PREFIX)],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            if proc.returncode != 0:
+                raise AssertionError(f"install_openclaw.sh failed:\n{proc.stderr[-4000:]}")
     _cached = ref
     return ref
