@@ -1,8 +1,9 @@
-"""``memdeck context``: MEMORY.md against what the agent is given.
+"""``memdeck context`` and ``memdeck curate``: MEMORY.md against what the agent is given.
 
 ``context`` lists every bootstrap file OpenClaw 2026.9.6 injects into each
 main-session turn, what of it reaches the agent and the lines that never do
-(:mod:`engine.memory.context`). It only reads.
+(:mod:`engine.memory.context`). ``curate`` lists the MEMORY.md entries worth a
+second look, each with its evidence (:mod:`engine.memory.curation`). Both only read.
 """
 
 from __future__ import annotations
@@ -14,10 +15,29 @@ if TYPE_CHECKING:
     from engine.memory.context import ContextFile, ContextReport
 
 CONTEXT_HELP = "what the agent is given every turn: each bootstrap file against the budget"
+CURATE_HELP = "MEMORY.md entries worth a second look (duplicates, unrecalled, unseen), with why"
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sub.add_parser("context", parents=[common], help=CONTEXT_HELP, description=CONTEXT_HELP)
+    p = sub.add_parser("curate", parents=[common], help=CURATE_HELP, description=CURATE_HELP)
+    p.add_argument(
+        "--days",
+        type=_days,
+        default=None,
+        metavar="N",
+        help="an entry no search recalled in N days is suggested (default 30)",
+    )
+
+
+def _days(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number of days (got {text!r})") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
 
 
 def context_command(args: argparse.Namespace) -> int:
@@ -64,3 +84,16 @@ def _state(f: ContextFile) -> str:
         return ""
     why = ", ".join("max/file" if c == "per-file-limit" else "max/total" for c in f.causes)
     return f"cut ({why}): {f.hidden_lines:,} lines unseen"
+
+
+def curate_command(args: argparse.Namespace) -> int:
+    from engine.cli.common import EXIT_OK, emit, open_engine
+    from engine.memory.curation import DEFAULT_DAYS, render_suggestions, suggest
+
+    engine = open_engine(args, read_only=True)
+    try:
+        found = suggest(engine, days=args.days or DEFAULT_DAYS)
+    finally:
+        engine.close()
+    emit(args, found.to_json(), render_suggestions(found))
+    return EXIT_OK

@@ -40,7 +40,7 @@ EMBED_FAILURES = ("embedding failed:", "the provider returned")
 COMMANDS: tuple[str, ...] = ("status", "index", "search", "get", "model", "demo", "tui", "watch")
 COMMANDS += ("sessions", "promote", "dream")  # engine.cli.dreaming
 COMMANDS += ("mcp",)  # engine.cli.mcp_command
-COMMANDS += ("context",)  # engine.cli.context_command
+COMMANDS += ("context", "curate")  # engine.cli.context_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -718,6 +718,7 @@ def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = No
         "dream": lambda a: _dreaming_commands().dream_command(a),
         "mcp": _mcp_command,
         "context": context_command.context_command,
+        "curate": context_command.curate_command,
     }
     try:
         if args.command == "tui":

@@ -85,6 +85,8 @@ COMMANDS = [
     Command(("model", "import", "--out", "{root}/m.gguf", "--no-register")),
     Command(("context",)),
     Command(("context",), json=False),
+    Command(("curate",)),
+    Command(("curate", "--days", "7"), json=False),
     Command(("mcp",), stdin=MCP_INIT + "\n", json=False),
     Command(("mcp", "--http", "0.0.0.0:0"), json=False),  # beyond loopback: token required
 ]
@@ -277,6 +279,7 @@ MISSING_WS_COMMANDS = [
     ("dream",),
     ("watch",),
     ("context",),
+    ("curate",),
 ]
 
 
