@@ -99,6 +99,7 @@ MEMORY_SEARCH_KEYS: dict[str, Any] = {
 #: the most results one memory_search returns (the config, the CLI and the MCP tool)
 MAX_RESULTS_LIMIT = 50
 
+
 def _stripped(text: str | None) -> str | None:
     """Blank strings mean "not set", as they do for OpenClaw's optional strings."""
     return text.strip() or None if text else None

@@ -51,6 +51,7 @@ _JSON5_ERROR = re.compile(r"^<string>:(\d+) (.*) at column (\d+)$", re.S)
 #: JavaScript's timers stop at 2^31 - 1 ms too
 MAX_INTEGER = 2**31 - 1
 
+
 class ConfigError(ValueError):
     """A configuration memdeck refuses to run with.
 
