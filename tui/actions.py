@@ -30,6 +30,7 @@ from tui.screens.dialogs import (
     QuitScreen,
 )
 from tui.screens.help import HelpScreen
+from tui.widgets.curation_queue import CurationQueue
 from tui.widgets.editor import EditorPane
 from tui.widgets.memory_tree import MemoryTree
 from tui.widgets.search_pane import SearchPane
@@ -65,6 +66,7 @@ MODAL_BLOCKED = frozenset(
         "sync_now",
         "agent_activity",
         "context_view",
+        "curation_queue",
     }
 )
 
@@ -171,6 +173,15 @@ GLOBAL_BINDINGS: list[BindingType] = [
         tooltip="The search pane's query ranked by OpenClaw 2026.9.6 beside memdeck's ranking",
     ),
     Binding(
+        "alt+m",
+        "curation_queue",
+        "Curate",
+        id="app.curate",
+        priority=True,
+        show=False,
+        tooltip="Show or hide the curation queue beside the editor (MEMORY.md's entries)",
+    ),
+    Binding(
         "alt+c",
         "context_view",
         "Context",
@@ -240,6 +251,7 @@ def key_sections() -> list[KeySection]:
         KeySection("Outside text fields", TypingKeys),
         KeySection("Search pane", SearchPane, widget=True, in_text_field=True),
         KeySection("Memory tree", MemoryTree, widget=True),
+        KeySection("Curation queue", CurationQueue, widget=True),
         KeySection("Append entry", AppendEntryScreen, screen="append", in_text_field=True),
         KeySection("Dialogs", ConfirmScreen, screen="confirm"),
         KeySection("External change", ExternalChangeScreen, screen="external"),
@@ -342,3 +354,4 @@ class DeckActions(DeckHost, Protocol):
     def action_sessions_view(self) -> None: ...
     def action_agent_activity(self) -> None: ...
     def action_context_view(self) -> None: ...
+    def action_curation_queue(self) -> None: ...

@@ -75,6 +75,7 @@ from tui.themes import (
     theme_dirs,
 )
 from tui.topbar import COUNTS, PROVIDER, QMD, BarField, render_bar
+from tui.widgets.curation_queue import CurationQueue, EditorRow
 from tui.widgets.editor import EditorPane
 from tui.widgets.memory_tree import MemoryTree
 from tui.widgets.monitor import MonitorPane
@@ -191,8 +192,9 @@ class MemdeckApp(App[int]):
             tree.border_title = "1 Memory"
             yield tree
             with TabbedContent(id="panes", initial=f"pane-{_start_tab(self.ui.layout.start_pane)}"):
-                with TabPane("2 Editor", id="pane-editor"):
+                with TabPane("2 Editor", id="pane-editor"), EditorRow():
                     yield EditorPane(self.engine.workspace, blink=self.blink, id="editor")
+                    yield CurationQueue(self.engine, id="curation")
                 with TabPane("3 Search", id="pane-search"):
                     yield SearchPane(self.engine, today=today, blink=self.blink, id="search")
                 with TabPane("4 Monitor", id="pane-monitor"):
@@ -746,6 +748,27 @@ class MemdeckApp(App[int]):
                 self.open_location(*where)
 
         self.push_screen(ContextViewScreen(self.engine.settings), chosen)
+
+    def action_curation_queue(self) -> None:
+        """Show (and fill) or hide the curation queue beside the editor."""
+        queue = self.query_one("#curation", CurationQueue)
+        queue.display = not queue.display
+        if not queue.display:
+            self.editor_pane.area.focus()
+            return
+        self.query_one("#panes", TabbedContent).active = "pane-editor"
+        if self.editor_pane.rel is None and "MEMORY.md" in self.memory_tree.states:
+            self.editing.open("MEMORY.md", 1)
+        queue.refresh_suggestions()
+        queue.table.focus()
+
+    def on_curation_queue_changed(self, message: CurationQueue.Changed) -> None:
+        """A curation change was written and indexed: the editor and the tree follow."""
+        editor = self.editor_pane
+        if editor.rel in message.rels and not editor.modified:
+            editor.reload()
+        self.refresh_tree()
+        self.refresh_status()
 
     def _replay_agent_search(self, search: object) -> None:
         from engine.memory.recall import RecallSearch

@@ -170,6 +170,13 @@ def palette_commands(app: DeckActions) -> list[PaletteCommand]:
             binding="app.context",
         ),
         PaletteCommand(
+            "Curate: MEMORY.md's entries worth a second look",
+            "Duplicates, entries a daily log repeats, unseen or unrecalled ones; merge, "
+            "move, delete (diff first, undoable)",
+            app.action_curation_queue,
+            binding="app.curate",
+        ),
+        PaletteCommand(
             "Agent activity: the searches agents made",
             "Newest first, live (MCP clients, memdeck search); Enter replays one",
             app.action_agent_activity,
