@@ -21,6 +21,7 @@ the file is normally gone too.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -140,8 +141,16 @@ def _read_text(root: Path, name: str) -> str | None:
         real = Path(os.path.realpath(path))
         if not real.is_relative_to(Path(os.path.realpath(root))):
             return "[UNREADABLE: the file resolves outside the workspace]"
-        with open(real, "rb") as fh:
-            data = fh.read(MAX_BOOTSTRAP_BYTES + 1)
+        # non-blocking open: a FIFO must not hang the reader waiting for a writer
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return "[UNREADABLE: not a regular file]"
+            os.set_blocking(fd, True)
+            with os.fdopen(os.dup(fd), "rb") as fh:
+                data = fh.read(MAX_BOOTSTRAP_BYTES + 1)
+        finally:
+            os.close(fd)
     except FileNotFoundError:
         return None
     except IsADirectoryError:

@@ -8,6 +8,7 @@ limits read from openclaw.json, ``memdeck context`` and the live re-measure.
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -123,6 +124,15 @@ def test_a_missing_memory_file_is_left_out_and_bootstrap_counts_while_it_exists(
     assert names == ["AGENTS.md", "SOUL.md", "IDENTITY.md"]  # each as [MISSING]
     (tmp_path / "BOOTSTRAP.md").write_text("first run\n", encoding="utf-8")
     assert "BOOTSTRAP.md" in [f.name for f in bootstrap_files(tmp_path)]
+
+
+def test_a_fifo_or_a_folder_is_unreadable_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "SOUL.md")
+    (tmp_path / "IDENTITY.md").mkdir()
+    (tmp_path / "MEMORY.md").write_text("ok\n", encoding="utf-8")
+    files = {f.name: f.content for f in bootstrap_files(tmp_path)}
+    assert files["SOUL.md"] == files["IDENTITY.md"] == "[UNREADABLE: not a regular file]"
+    assert files["MEMORY.md"] == "ok\n"
 
 
 def test_the_report_follows_an_unsaved_buffer(tmp_path: Path) -> None:
