@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from textual.pilot import Pilot
@@ -58,24 +59,25 @@ def test_ctrl_q_with_unsaved_edits_asks_cancel_then_save(fts_engine, make_app, d
 
 
 class HeldEmbedder(ConceptEmbedder):
-    """The concept embedder; once ``held`` is set, each document batch waits until the
-    test sets ``released``, so a sync is slow for as long as the test needs
-    and not a fixed number of seconds that a loaded machine can outrun."""
+    """The concept embedder; once ``hold`` is an event, each document batch waits for
+    it (at most a minute), so a sync lasts as long as the test needs instead of a
+    fixed number of seconds that a loaded machine can outrun."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.held = False
-        self.released = threading.Event()
+        self.hold: threading.Event | None = None
 
     def embed_documents(
         self, texts: Sequence[str], progress: ProgressCallback | None = None
     ) -> np.ndarray:
-        if self.held:
-            assert self.released.wait(60), "the test never released the embedder"
+        if self.hold is not None:
+            self.hold.wait(60)
         return super().embed_documents(texts, progress)
 
 
-def test_quitting_stops_the_apps_own_sync_between_files(engine_factory, make_app, demo_dir) -> None:
+def test_quitting_stops_the_apps_own_sync_between_files(
+    engine_factory, make_app, demo_dir, monkeypatch
+) -> None:
     """Without a sync service a sync is the app's own thread, which cancelling its
     worker does not stop, and the app's process waits for it (``asyncio.run`` joins
     the thread) after the screen is gone: quitting during a long sync hung until the
@@ -89,14 +91,20 @@ def test_quitting_stops_the_apps_own_sync_between_files(engine_factory, make_app
     bulk.mkdir()
     for i in range(30):
         (bulk / f"note-{i:02d}.md").write_text(f"# Note {i}\n\nThe quokka count was {i}.\n")
-    provider.held = True  # 30 new files; the first waits until the app has quit
+    sync = engine.sync
+
+    def held_sync(*args: Any, **kwargs: Any) -> Any:
+        # 30 new files; the first waits until the app asks this sync to stop (its cancel)
+        provider.hold = kwargs.get("cancel")
+        return sync(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "sync", held_sync)
 
     async def go(pilot: Pilot) -> None:
         await pilot.press("f9")
         await wait_for(pilot, lambda: engine.state.running)
         await pilot.press("ctrl+q")  # nothing unsaved: quits at once
         await wait_for(pilot, lambda: not app.is_running)
-        provider.released.set()  # the sync may go on now: it must stop after this file
 
     drive(app, go)  # returns once the app's thread has ended too
     assert not engine.state.running
