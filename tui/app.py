@@ -761,6 +761,9 @@ class MemdeckApp(App[int]):
             self.editing.open("MEMORY.md", 1)
         queue.refresh_suggestions()
         queue.table.focus()
+        row = self.editor_pane.area.cursor_location[0]
+        # narrower now: once the editor has wrapped its lines anew, keep the cursor's in view
+        self.set_timer(0.15, lambda: self.editor_pane.goto_line(row + 1))
 
     def on_curation_queue_changed(self, message: CurationQueue.Changed) -> None:
         """A curation change was written and indexed: the editor and the tree follow."""

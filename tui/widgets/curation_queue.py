@@ -134,9 +134,11 @@ class CurationQueue(Vertical):
             )
             table.add_row(KIND_LABELS[s.kind], lines, s.entry.text[:60], key=s.key)
         undo = f" · u undoes {len(self.undo_stack)}" if self.undo_stack else ""
+        entries = len({(s.entry.start_line, s.entry.end_line) for s in self.suggestions})
+        plural = "" if len(self.suggestions) == 1 else "s"
         self.query_one("#curation-title", Static).update(
-            f"Curate MEMORY.md — {len(self.suggestions)} of {found.entry_count} entries"
-            f"{undo}\nj merge · d delete · m move · Enter shows it"
+            f"Curate MEMORY.md — {len(self.suggestions)} suggestion{plural} for {entries} of "
+            f"{found.entry_count} entries{undo}\nj merge · d delete · m move · Enter shows it"
         )
         if self.suggestions:
             table.move_cursor(row=min(max(row, 0), len(self.suggestions) - 1))

@@ -276,7 +276,9 @@ class EditorPane(Vertical):
         area = self.area
         row = max(0, min(line - 1, area.document.line_count - 1))
         area.move_cursor((row, 0))
-        area.scroll_to(y=max(0, row - 2), animate=False)
+        # the line two above at the top; soft-wrapped lines take several screen rows
+        top = area.wrapped_document.location_to_offset((max(0, row - 2), 0)).y
+        area.scroll_to(y=top, animate=False)
 
     def reload(self) -> None:
         """Replace the buffer with the file on disk (the caller confirmed if needed)."""
