@@ -3,14 +3,30 @@
 PY ?= .venv/bin/python
 BIN ?= .venv/bin
 
-.PHONY: check test lint imports typecheck snapshots
+.PHONY: check test test-fast test-rest test-serial lint imports typecheck snapshots
 .PHONY: bench bench-quality bench-locomo bench-cranfield bench-offtopic bench-calibrate
 .PHONY: bench-cost bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
 
 check:
 	bash scripts/test.sh
 
+# Test tiers (CONTRIBUTING.md, tests/tiers.py): fast = no PostgreSQL, model, OpenClaw,
+# process or slow test (about a minute, one process); rest = everything else. JOBS is
+# the number of pytest-xdist workers; module-scoped fixtures stay on one worker.
+JOBS ?= 2
+XDIST = -n $(JOBS) --dist loadgroup
+
 test:
+	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) $(ARGS)
+
+test-fast:
+	$(PY) -m pytest -q -p no:cacheprovider --tier fast $(ARGS)
+
+test-rest:
+	$(PY) -m pytest -q -p no:cacheprovider $(XDIST) --tier rest $(ARGS)
+
+# one process, in collection order (to rule xdist out when a test misbehaves)
+test-serial:
 	$(PY) -m pytest -q -p no:cacheprovider $(ARGS)
 
 lint:

@@ -1,18 +1,57 @@
 #!/usr/bin/env bash
-# Set up (scripts/setup.sh), then run the whole test suite, the linter, the import-layer
-# contracts (lint-imports, [tool.importlinter] in pyproject.toml) and the type checker
-# (mypy, [tool.mypy]). All four always run, so one slip never hides the other results;
-# any failing fails. Arguments go to pytest.
+# Set up (scripts/setup.sh), then the whole test suite in two tiers, the linter, the
+# import-layer contracts (lint-imports, [tool.importlinter] in pyproject.toml) and the
+# type checker (mypy, [tool.mypy]).
+#
+# 1. the fast tier (pytest --tier fast: no PostgreSQL, model, OpenClaw, process or slow
+#    test; tests/tiers.py), so a plain failure shows within a minute or two; ruff,
+#    lint-imports and mypy run beside it and print once it is done;
+# 2. the rest of the suite (pytest --tier rest).
+# Both pytest runs use two pytest-xdist workers (MEMDECK_TEST_JOBS). Every step always
+# runs, so one slip never hides the other results; any failing fails. Arguments go to
+# both pytest runs; a tier the arguments leave empty is no failure (pytest exit 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit $?
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
-tests=$?
-.venv/bin/ruff check engine tui tests
-lint=$?
-.venv/bin/lint-imports
-imports=$?
-.venv/bin/mypy
-types=$?
-echo "memdeck tests: pytest exit $tests, ruff exit $lint, lint-imports exit $imports, mypy exit $types" >&2
+
+xdist=(-n "${MEMDECK_TEST_JOBS:-2}" --dist loadgroup)
+checks=$(mktemp -d)
+trap 'rm -rf "$checks"' EXIT
+
+(
+  .venv/bin/ruff check engine tui tests >"$checks/ruff.out" 2>&1
+  echo $? >"$checks/ruff.rc"
+  .venv/bin/lint-imports >"$checks/imports.out" 2>&1
+  echo $? >"$checks/imports.rc"
+  .venv/bin/mypy >"$checks/mypy.out" 2>&1
+  echo $? >"$checks/mypy.rc"
+) &
+checks_pid=$!
+
+echo "memdeck tests: fast tier" >&2
+.venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier fast "$@"
+fast=$?
+
+wait "$checks_pid"
+for step in ruff imports mypy; do
+  cat "$checks/$step.out"
+done
+lint=$(cat "$checks/ruff.rc")
+imports=$(cat "$checks/imports.rc")
+types=$(cat "$checks/mypy.rc")
+
+echo "memdeck tests: the rest (pg, model, openclaw, subprocess, slow)" >&2
+.venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier rest "$@"
+rest=$?
+
+# exit 5 = no tests collected: fine for one tier, not for both
+if [ "$fast" -eq 5 ] && [ "$rest" -eq 5 ]; then
+  tests=5
+elif { [ "$fast" -eq 0 ] || [ "$fast" -eq 5 ]; } && { [ "$rest" -eq 0 ] || [ "$rest" -eq 5 ]; }; then
+  tests=0
+else
+  tests=1
+fi
+echo "memdeck tests: pytest exit $tests (fast tier $fast, rest $rest), ruff exit $lint," \
+  "lint-imports exit $imports, mypy exit $types" >&2
 [ "$tests" -eq 0 ] && [ "$lint" -eq 0 ] && [ "$imports" -eq 0 ] && [ "$types" -eq 0 ]
