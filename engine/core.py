@@ -57,7 +57,7 @@ from engine.status import (
     index_problem,
     low_space_problem,
 )
-from engine.workspace.files import Workspace
+from engine.workspace.files import MAX_INDEX_BYTES, Workspace
 
 #: a first build's index size per byte of Markdown, measured on LoCoMo with the
 #: default's line vectors (docs/benchmarks); a rebuild uses the index's own size
@@ -786,7 +786,8 @@ class Engine(IndexRepair):
             have = self.index_path.stat().st_size
         except OSError:
             have = 0
-        markdown = sum(f.size for f in self.source_files())
+        # a file over the indexing limit is refused unread: it costs the index nothing
+        markdown = sum(f.size for f in self.source_files() if f.size <= MAX_INDEX_BYTES)
         return 2 * max(have, INDEX_PER_MARKDOWN * markdown)
 
     def db_integrity(self) -> str:
