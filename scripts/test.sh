@@ -4,12 +4,14 @@
 # type checker (mypy, [tool.mypy]).
 #
 # 1. the fast tier (pytest --tier fast: no PostgreSQL, model, OpenClaw, process or slow
-#    test; tests/tiers.py), so a plain failure shows within a minute or two; ruff,
-#    lint-imports and mypy run beside it and print once it is done;
-# 2. the rest of the suite (pytest --tier rest).
-# Both pytest runs use two pytest-xdist workers (MEMDECK_TEST_JOBS). Every step always
-# runs, so one slip never hides the other results; any failing fails. Arguments go to
-# both pytest runs; a tier the arguments leave empty is no failure (pytest exit 5).
+#    test; tests/tiers.py) in one process, so a plain failure shows within a minute or
+#    two; ruff, lint-imports and mypy run beside it on the other core and print once it
+#    is done;
+# 2. the rest of the suite (pytest --tier rest) on two pytest-xdist workers
+#    (MEMDECK_TEST_JOBS).
+# Every step always runs, so one slip never hides the other results; any failing fails.
+# Arguments go to both pytest runs; a tier the arguments leave empty is no failure
+# (pytest exit 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit $?
@@ -29,7 +31,7 @@ trap 'rm -rf "$checks"' EXIT
 checks_pid=$!
 
 echo "memdeck tests: fast tier" >&2
-.venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier fast "$@"
+.venv/bin/python -m pytest -q -p no:cacheprovider --tier fast "$@"
 fast=$?
 
 wait "$checks_pid"
