@@ -37,6 +37,7 @@ from engine.memory.recall import (
 )
 from engine.search.explain import candidate_json, fmt, threshold
 from engine.search.model import SearchOptions, SearchOutcome
+from engine.search.query import parse_query
 from engine.search.results import (
     BackendFallback,
     SearchAnswer,
@@ -44,6 +45,7 @@ from engine.search.results import (
     search_hit,
     snippet,
 )
+from engine.search.snippets import candidate_snippet
 from engine.workspace.files import Workspace
 
 if TYPE_CHECKING:
@@ -174,21 +176,25 @@ def search_answer(
 ) -> SearchAnswer:
     """The ``memory_search`` answer for memdeck's ranking (plus the breakdown if asked)."""
     cite = citations_on(host)
+    # memdeck's snippet: the best unit's lines and the query's words (engine.search.snippets)
+    words = parse_query(outcome.query).terms
+    shown = [candidate_snippet(c, words) for c in outcome.results]
     results = tuple(
         search_hit(
             c.path,
             c.start_line,
             c.end_line,
             round(c.score, 6),
-            snippet(c.text),
+            part.text,
             c.source,
             cite=cite,
             breakdown=candidate_json(c, outcome.options) if explain else None,
             kept_below_min_score=_rescue_note(c.text_weight, outcome.options)
             if c.rescued
             else None,
+            cite_lines=(part.first_line, part.last_line),
         )
-        for c in outcome.results
+        for c, part in zip(outcome.results, shown, strict=True)
     )
     describe = host.provider.describe() if host.provider else {}
     switch = describe.get("fallback")  # the embedding fallback's switch record, if it switched

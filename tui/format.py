@@ -55,11 +55,23 @@ def stacked_bar(parts: Sequence[tuple[float, str]], width: int, track: str = "")
 SCORE_BAR = 8
 
 
-def score_bar(parts: ScoreParts, s_vec: str, s_text: str, width: int = SCORE_BAR) -> Text:
+#: the style of a score bar's name segment (the calibrated fusion's name signal)
+NAME_STYLE = "bold"
+
+
+def score_bar(
+    parts: ScoreParts, s_vec: str, s_text: str, width: int = SCORE_BAR, s_name: str = NAME_STYLE
+) -> Text:
     """A score as a bar of its ``ScoreParts`` segments: the geometric floor (dim),
-    the vector side, the text side; as long as the score, since they sum to it."""
+    the vector side, the text side, the name signal; as long as the score, since
+    they sum to it."""
     return stacked_bar(
-        [(parts.bar_floor, "dim"), (parts.bar_vector, s_vec), (parts.bar_text, s_text)],
+        [
+            (parts.bar_floor, "dim"),
+            (parts.bar_vector, s_vec),
+            (parts.bar_text, s_text),
+            (parts.bar_name, s_name),
+        ],
         width,
         track="dim",
     )

@@ -32,10 +32,15 @@ __all__ = [
     "evaluate",
     "fmt",
     "formula",
+    "name_line",
+    "name_share_line",
     "score_lines",
     "side_line",
+    "strength_lines",
     "text_map_line",
     "threshold",
+    "word_weight_lines",
+    "words_text_line",
 ]
 
 
@@ -106,12 +111,101 @@ def fusion_line(c: Candidate) -> Line:
         vc = 0.0 if c.vector_component is None else c.vector_component
         tc = 0.0 if c.text_component is None else c.text_component
         expr = f"{_w(c.vector_weight)}×{fmt(vc)} + {_w(c.text_weight)}×{fmt(tc)}"
-    return Line(expr, fmt(c.fused_score))
+    return Line(expr, fmt(c.fused_score if c.name_base is None else c.name_base))
+
+
+def name_line(c: Candidate) -> Line | None:
+    """The calibrated fusion's name signal added to the fusion: ``base + g×N×(1 − base)``."""
+    if c.name_base is None or c.name_share is None:
+        return None
+    base = fmt(c.name_base)
+    g = _exact(c.name_weight)
+    if c.name_query_words > scoring.NAME_QUERY_WORDS:  # scoring.name_weight_for
+        g = f"{g}×{scoring.NAME_QUERY_WORDS}÷{c.name_query_words}"
+    return Line(f"{base} + {g}×{fmt(c.name_share)}×(1 − {base})", fmt(c.fused_score))
+
+
+def name_share_line(c: Candidate) -> Line | None:
+    """The name share N: the weights of the query words the chunk's file path or
+    title holds, plus ``SECTION_SHARE`` of those only a section heading holds, over
+    the query's weight."""
+    if c.name_share is None or not (c.name_terms or c.name_section_terms):
+        return None
+    weights = _term_weights(c)
+    if weights is None:
+        return None
+    section = _exact(scoring.SECTION_SHARE)
+    parts = [fmt(weights[t]) for t in c.name_terms]
+    parts += [f"{section}×{fmt(weights[t])}" for t in c.name_section_terms]
+    total = c.text_weight_sum if c.text_weight_sum is not None else float(len(weights))
+    return Line(f"({' + '.join(parts)}) ÷ {fmt(total)}", fmt(c.name_share))
+
+
+def _term_weights(c: Candidate) -> dict[str, float] | None:
+    """Each query term's weight as the calibrated fusion used it (1 each without
+    per-word numbers)."""
+    if c.text_words is not None:
+        return {w.term: w.weight for w in c.text_words}
+    terms = dict.fromkeys(c.name_terms + c.name_section_terms)
+    return {t: 1.0 for t in terms} if terms else None
+
+
+def word_weight_lines(c: Candidate) -> list[Line]:
+    """Each query word's weight, ``ln((N − n + 0.5) ÷ (n + 0.5))`` (floored), then their sum."""
+    if c.text_words is None or c.text_rows is None or c.text_weight_sum is None:
+        return []
+    floor = scoring.WORD_WEIGHT_FLOOR
+    lines = []
+    for w in c.text_words:
+        expr = f"ln(({c.text_rows} − {w.docs} + 0.5) ÷ ({w.docs} + 0.5))"
+        if scoring.word_weight(w.docs, c.text_rows) == floor:
+            expr = f"max({floor:g}, {expr})"
+        lines.append(Line(expr, fmt(w.weight)))
+    if len(c.text_words) > 1:
+        lines.append(Line(" + ".join(fmt(w.weight) for w in c.text_words), fmt(c.text_weight_sum)))
+    return lines
+
+
+def strength_lines(c: Candidate) -> list[Line]:
+    """Each query word the chunk holds: its strength ``tf×2.2 ÷ (tf + 1.2×(0.25 +
+    0.75×dl ÷ L))`` (``scoring.tf_strength``)."""
+    if c.text_words is None or c.text_length is None:
+        return []
+    k1, b = scoring.BM25_K1, scoring.BM25_B
+    norm = f"({_exact(1 - b)} + {_exact(b)}×{c.text_length} ÷ {scoring.REFERENCE_LENGTH})"
+    return [
+        Line(f"{w.tf}×{_exact(k1 + 1)} ÷ ({w.tf} + {_exact(k1)}×{norm})", fmt(w.strength))
+        for w in c.text_words
+        if w.tf is not None and w.strength is not None
+    ]
+
+
+def words_text_line(c: Candidate) -> Line | None:
+    """The calibrated text side word by word (``scoring.calibrated_words_text``):
+    ``min(1 − c×Σ w(missing) ÷ Σ w, Σ w×s ÷ (κ × Σ w))``; None when the chunk holds no
+    query word (0)."""
+    if c.text_words is None or c.text_weight_sum is None or c.text_component is None:
+        return None
+    found = [w for w in c.text_words if w.strength is not None and w.strength > 0]
+    if not found:
+        return None
+    total = fmt(c.text_weight_sum)
+    missing = [fmt(w.weight) for w in c.text_words if w not in found]
+    cap = "1"
+    if missing:
+        lost = missing[0] if len(missing) == 1 else f"({' + '.join(missing)})"
+        cap = f"1 − {_exact(scoring.MISSING_WORD_COST)}×{lost} ÷ {total}"
+    matched = " + ".join(f"{fmt(w.weight)}×{fmt(w.strength or 0.0)}" for w in found)
+    kappa = _exact(scoring.CALIBRATED_TEXT_SCALE)
+    return Line(f"min({cap}, ({matched}) ÷ ({kappa} × {total}))", fmt(c.text_component))
 
 
 def score_lines(c: Candidate) -> list[Line]:
-    """The fusion, then the decay factor when one applies."""
+    """The fusion, the name signal when it adds anything, then the decay factor when one applies."""
     lines = [fusion_line(c)]
+    named = name_line(c)
+    if named is not None:
+        lines.append(named)
     if c.decay_multiplier != 1.0:
         lines.append(Line(f"{fmt(c.fused_score)} × {fmt(c.decay_multiplier)}", fmt(c.score)))
     return lines
@@ -163,6 +257,8 @@ def bar_line(c: Candidate) -> Line | None:
     terms = [p.bar_vector, p.bar_text]
     if c.fusion == "geometric":
         terms.insert(0, p.bar_floor)
+    if p.bar_name:
+        terms.append(p.bar_name)
     expr = fmt(terms[0])
     for t in terms[1:]:
         expr += f" − {fmt(-t)}" if t < 0 else f" + {fmt(t)}"
@@ -173,9 +269,10 @@ def bar_legend(c: Candidate) -> str:
     """What each term of :func:`bar_line` is, in a few words."""
     if c.fusion == "geometric":
         return "floor + each side's share of ln(score ÷ floor) (a product)"
+    name = " + the name's part" if c.parts is not None and c.parts.bar_name else ""
     if c.decay_multiplier != 1.0:
-        return "w × factor × decay per side"
-    return "w × factor per side"
+        return f"w × factor × decay per side{name}{' × decay' if name else ''}"
+    return f"w × factor per side{name}"
 
 
 # -- each side ----------------------------------------------------------------------
@@ -229,6 +326,8 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
             zero, one = _exact(ref[0]), _exact(ref[1])
             x = cos if both else fmt(value)
             return Line(f"min(1, max(0, ({x} − {zero}) ÷ ({one} − {zero})))", fmt(comp))
+        if c.text_words is not None:
+            return words_text_line(c)
         if ref is None:
             return None
         return Line(f"min(1, {fmt(value)} ÷ ({_exact(ref[0])} × {fmt(ref[1])}))", fmt(comp))
@@ -301,11 +400,15 @@ def all_lines(c: Candidate, options: SearchOptions) -> list[Line]:
         step = moved_step(c)
         if step is not None:
             lines.append(step)
-    for side in ("vector", "text"):
-        line = side_line(c, side, options.rrf_k)
-        if line is not None:
-            lines.append(line)
-    extra = [decay_line(c, options.half_life_days), mmr_line(c, options.mmr_lambda)]
+    vector = side_line(c, "vector", options.rrf_k)
+    if vector is not None:
+        lines.append(vector)
+    lines += word_weight_lines(c) + strength_lines(c)
+    text = side_line(c, "text", options.rrf_k)
+    if text is not None:
+        lines.append(text)
+    share = name_share_line(c)
+    extra = [share, decay_line(c, options.half_life_days), mmr_line(c, options.mmr_lambda)]
     if c.fusion not in ("geometric", "calibrated"):
         # these fusions use −bm25 itself, not the mapped text score
         extra.append(text_map_line(c))

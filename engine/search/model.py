@@ -10,6 +10,7 @@ compute nothing beyond their own bookkeeping, and print nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from engine.index.line_vectors import ChunkUnits, UnitHit
 from engine.index.store import ChunkRow
 from engine.search import scoring
 
-__all__ = ["Candidate", "Mode", "Retrieval", "SearchOptions", "SearchOutcome"]
+__all__ = ["Candidate", "Mode", "QueryWord", "Retrieval", "SearchOptions", "SearchOutcome"]
 
 Mode = SearchMode  # one definition, in engine.config.settings
 
@@ -65,6 +66,8 @@ class SearchOptions:
     sources: tuple[str, ...] = ("memory",)
     #: the calibrated fusion's feedback weight β (``feed_back``); 0 turns it off
     feedback_weight: float = scoring.FEEDBACK_WEIGHT
+    #: the calibrated fusion's name weight g (``scoring.name_bonus``); 0 turns it off
+    name_weight: float = scoring.NAME_WEIGHT
 
     @classmethod
     def from_settings(cls, ms: MemorySearchSettings) -> SearchOptions:
@@ -136,6 +139,30 @@ class Retrieval:
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
     bm25_idf_scale: float = 1.0
+    #: hybrid only, the calibrated fusion's per-word keyword side: each query term's
+    #: weight (``scoring.word_weight``: its smoothed idf, from bm25's N and the term's
+    #: document count n, as (weight, N, n)), and per candidate how often it holds each
+    #: term (its term frequency, ``engine.search.words.token_counts``; at least 1 where
+    #: FTS5 matches the term, which a stemming tokenizer may do for another form); a
+    #: term the chunk lacks is absent
+    word_weights: dict[str, tuple[float, int, int]] = field(default_factory=dict)
+    word_counts: dict[int, dict[str, int]] = field(default_factory=dict)
+    #: hybrid only: each candidate's length in words (``token_counts``), bm25's dl
+    chunk_lengths: dict[int, int] = field(default_factory=dict)
+
+
+class QueryWord(NamedTuple):
+    """One query term on a candidate's calibrated keyword side."""
+
+    term: str
+    #: ``scoring.word_weight(docs, N)``
+    weight: float
+    #: chunks holding the term (bm25's n)
+    docs: int
+    #: how often this chunk holds it, None: not at all
+    tf: int | None
+    #: ``scoring.tf_strength(tf, the chunk's length)``, None: not in the chunk
+    strength: float | None
 
 
 @dataclass
@@ -183,6 +210,30 @@ class Candidate:
     feedback_norm: float | None = None
     feedback_line_cosine: float | None = None
     feedback_chunk_cosine: float | None = None
+    #: calibrated fusion, the keyword side word by word (``scoring.calibrated_words_text``):
+    #: each query term's :class:`QueryWord`, the weights' sum and bm25's N; None: the
+    #: retrieval had no per-word numbers (the chunk's bm25 ÷ (κ × Σidf) then)
+    text_words: tuple[QueryWord, ...] | None = None
+    text_weight_sum: float | None = None
+    text_rows: int | None = None
+    #: the chunk's length in words (a word's strength divides by it, over
+    #: ``scoring.REFERENCE_LENGTH``)
+    text_length: int | None = None
+    #: calibrated fusion, the name signal: the query terms its file's path or title
+    #: holds (``name_terms``, each counts in full) and those only a section heading in
+    #: the chunk holds (each counts ``scoring.SECTION_SHARE``), the share of the
+    #: query's weight that makes (``name_share``, N), the score before the name's
+    #: part (``name_base``) and that part (``scoring.name_bonus``); ``name_share``
+    #: None: no name signal in this ranking
+    name_terms: tuple[str, ...] = ()
+    name_section_terms: tuple[str, ...] = ()
+    name_share: float | None = None
+    name_base: float | None = None
+    name_bonus: float = 0.0
+    #: the name weight g asked for (``SearchOptions.name_weight``) and the query's
+    #: number of words (g shrinks past ``scoring.NAME_QUERY_WORDS``)
+    name_weight: float = 0.0
+    name_query_words: int = 0
     vector_weight: float = 0.0
     text_weight: float = 0.0
     fused_score: float = 0.0  # weighted score before decay

@@ -22,7 +22,16 @@ import numpy as np
 from engine.config.settings import Fusion
 from engine.index.tokens import similarity_tokens
 from engine.search import explain, scoring
-from engine.search.model import Candidate, Mode, Retrieval, SearchOptions, SearchOutcome
+from engine.search.model import (
+    Candidate,
+    Mode,
+    QueryWord,
+    Retrieval,
+    SearchOptions,
+    SearchOutcome,
+)
+from engine.search.query import parse_query
+from engine.search.words import fold, name_words
 
 __all__ = [
     "RankCut",
@@ -169,6 +178,8 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
         c.lists += ("vector",)
         c.vector_position = pos
         c.vector_score = scoring.quantize(float(sim))
+    if plan.fusion == "calibrated":
+        _word_sides(list(cands.values()), retrieval)
     if plan.fusion in ("geometric", "calibrated"):
         idf_sum = scoring.quantize(retrieval.query_idf_sum)
         for c in cands.values():
@@ -196,6 +207,49 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
     return list(cands.values())
 
 
+def _word_sides(cands: list[Candidate], retrieval: Retrieval) -> None:
+    """The calibrated fusion's word-by-word numbers on each candidate: the keyword
+    side's words (``QueryWord``) and the name signal's shares (``engine.search.words``)."""
+    quantize = scoring.quantize
+    if retrieval.word_weights:
+        terms = list(retrieval.word_weights)
+        weights = [quantize(retrieval.word_weights[t][0]) for t in terms]
+    else:  # no per-word numbers from the store: the name signal weighs words equally
+        terms = list(parse_query(retrieval.query).terms)
+        weights = [1.0] * len(terms)
+    if not terms:
+        return
+    total = quantize(sum(weights))
+    folded = [fold(t) for t in terms]
+    for c in cands:
+        c.name_query_words = len(terms)
+        if retrieval.word_weights:
+            got = retrieval.word_counts.get(c.chunk_id, {})
+            length = c.text_length = retrieval.chunk_lengths.get(c.chunk_id, 0)
+            c.text_words = tuple(
+                QueryWord(
+                    t,
+                    w,
+                    retrieval.word_weights[t][2],
+                    got.get(t),
+                    quantize(scoring.tf_strength(got[t], length)) if t in got else None,
+                )
+                for t, w in zip(terms, weights, strict=True)
+            )
+            c.text_rows = retrieval.word_weights[terms[0]][1]
+        c.text_weight_sum = total  # equal weights: the number of terms
+        named, sections = name_words(c.path, c.text, c.start_line)
+        c.name_terms = tuple(t for t, f in zip(terms, folded, strict=True) if f in named)
+        c.name_section_terms = tuple(
+            t for t, f in zip(terms, folded, strict=True) if f in sections and f not in named
+        )
+        by_term = dict(zip(terms, weights, strict=True))
+        share = sum(by_term[t] for t in c.name_terms) + scoring.SECTION_SHARE * sum(
+            by_term[t] for t in c.name_section_terms
+        )
+        c.name_share = quantize(share / total) if total > 0 else 0.0
+
+
 def fuse(cands: list[Candidate], plan: RankPlan, options: SearchOptions) -> list[Candidate]:
     """Stage 2: each side's component, then ``fused_score`` (= ``score`` until decay)."""
     out = [c.evolve() for c in cands]
@@ -207,11 +261,19 @@ def _fuse_own(cands: list[Candidate], plan: RankPlan, options: SearchOptions) ->
     """:func:`fuse` on candidates that are the caller's own copies."""
     _set_components(cands, plan.fusion, options)
     combine = scoring.weighted_geometric if plan.fusion == "geometric" else scoring.weighted_sum
+    quantize = scoring.quantize
     for c in cands:
         c.normalization = options.normalization
-        c.fused_score = scoring.quantize(
+        c.fused_score = quantize(
             combine(c.vector_component, c.text_component, plan.vector_weight, plan.text_weight)
         )
+        c.name_base, c.name_bonus = None, 0.0
+        if plan.fusion == "calibrated" and c.name_share and options.name_weight > 0:
+            c.name_base, c.name_weight = c.fused_score, options.name_weight
+            g = scoring.name_weight_for(options.name_weight, c.name_query_words)
+            # the printed ``base + g×N×(1 − base)`` is the computation: rounded once
+            c.fused_score = quantize(c.name_base + scoring.name_bonus(c.name_base, c.name_share, g))
+            c.name_bonus = quantize(c.fused_score - c.name_base)
         c.score = c.fused_score
         c.parts = _parts(c)
 
@@ -429,9 +491,18 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
                 else q(scoring.calibrated_vector(c.vector_input, *(c.vector_ref or (0.0, 1.0))))
             )
             scale = c.text_ref
-            c.text_component = (
-                0.0 if scale is None else q(scoring.calibrated_text(c.text_input or 0.0, scale[1]))
-            )
+            if c.text_words is not None and c.text_weight_sum:  # word by word
+                c.text_component = q(
+                    scoring.calibrated_words_text(
+                        [(w.weight, w.strength) for w in c.text_words], c.text_weight_sum
+                    )
+                )
+            else:
+                c.text_component = (
+                    0.0
+                    if scale is None
+                    else q(scoring.calibrated_text(c.text_input or 0.0, scale[1]))
+                )
         return
     if fusion == "geometric":
         # Each side divided by its best candidate: the ratio to the best is kept,
@@ -501,4 +572,5 @@ def _parts(c: Candidate) -> scoring.ScoreParts:
         c.text_weight,
         c.score,
         c.decay_multiplier,
+        c.name_bonus,
     )

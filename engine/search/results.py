@@ -114,9 +114,15 @@ def search_hit(
     title: str | None = None,
     breakdown: Mapping[str, object] | None = None,
     kept_below_min_score: str | None = None,
+    cite_lines: tuple[int, int] | None = None,
 ) -> SearchHit:
-    """A hit whose snippet is ``text`` plus, with ``cite``, the ``Source:`` footer."""
-    ref = citation(path, start_line, end_line) if cite else None
+    """A hit whose snippet is ``text`` plus, with ``cite``, the ``Source:`` footer.
+
+    The citation names the hit's lines, or ``cite_lines`` — the lines the snippet
+    holds, when it is a part of the hit (memdeck's snippet, ``engine.search.snippets``).
+    """
+    first, last = cite_lines if cite_lines is not None else (start_line, end_line)
+    ref = citation(path, first, last) if cite else None
     return SearchHit(
         path=path,
         start_line=start_line,

@@ -27,6 +27,7 @@ from engine.index.store import ChunkRow
 from engine.search import scoring
 from engine.search.model import Retrieval, SearchOptions
 from engine.search.query import ParsedQuery, match_expression, parse_query
+from engine.search.words import token_counts, token_form
 
 __all__ = [
     "COMPLETE_WINDOW",
@@ -162,6 +163,8 @@ def retrieve(
     data.load(ids)
     text_ranks: dict[int, float] = {}
     cosines: dict[int, float] = {}
+    word_weights: dict[str, tuple[float, int, int]] = {}
+    present: dict[int, set[str]] | None = None
     if complete and fts_q and qvec is not None and store.fts_available:
         # Both sides for every candidate. Text: the bm25 rank from the window (a
         # vector candidate that the AND query missed gets its OR rank, which for a
@@ -182,6 +185,8 @@ def retrieve(
                 for cid, value in store.fts_search(or_q, window, options.sources):
                     window_ranks.setdefault(cid, value * idf_scale)
         text_ranks = {i: window_ranks[i] for i in ids if i in window_ranks}
+        word_weights = terms.weights()
+        present = terms.presence(ids) if by_rows else None
         t3 = time.perf_counter()
         cosines = {i: float(s) for i, s in vector_hits}
         for cid in ids:
@@ -193,6 +198,10 @@ def retrieve(
     else:
         fts_extra = vec_extra = 0.0
     rows = data.rows_of(ids)
+    word_counts = _word_counts(parsed, rows, present) if word_weights else {}
+    lengths = (
+        {cid: sum(token_counts(r.text).values()) for cid, r in rows.items()} if word_weights else {}
+    )
     line_hits: dict[int, UnitHit] = {}
     units: dict[int, ChunkUnits] = {}
     if complete and qvec is not None and provider is not None:
@@ -233,9 +242,31 @@ def retrieve(
         bm25_idf_scale=idf_scale,
         line_hits=line_hits,
         query_idf_sum=idf_sum,
+        word_weights=word_weights,
+        word_counts=word_counts,
+        chunk_lengths=lengths,
         query_vector=qvec if complete else None,
         units=units,
     )
+
+
+def _word_counts(
+    query: ParsedQuery, rows: dict[int, ChunkRow], present: dict[int, set[str]] | None
+) -> dict[int, dict[str, int]]:
+    """chunk id → query term → how often the chunk holds it (``token_counts``), for
+    the terms it holds: those FTS5 matches in it, each at least once (a stemming
+    tokenizer matches other forms), or, when the store cannot say, those counted."""
+    out: dict[int, dict[str, int]] = {}
+    forms = {t: token_form(t) for t in query.terms}
+    for cid, row in rows.items():
+        counts = token_counts(row.text)
+        if present is None:
+            got = {t: counts[f] for t, f in forms.items() if counts[f] > 0}
+        else:
+            got = {t: max(1, counts[forms[t]]) for t in present.get(cid, ())}
+        if got:
+            out[cid] = got
+    return out
 
 
 class _CandidateData:
@@ -354,6 +385,31 @@ class QueryTerms:
         total = self.total()
         counts = self.doc_counts()
         return sum(scoring.fts5_idf(counts.get(w, 0), total) for w in terms)
+
+    def weights(self) -> dict[str, tuple[float, int, int]]:
+        """Each term's weight on the calibrated keyword side, with bm25's N and the
+        term's document count n it comes from (``scoring.word_weight``)."""
+        total = self.total()
+        counts = self.doc_counts()
+        return {
+            w: (scoring.word_weight(counts.get(w, 0), total), total, counts.get(w, 0))
+            for w in self.query.terms
+        }
+
+    def presence(self, ids: Sequence[int]) -> dict[int, set[str]] | None:
+        """chunk id → the query terms FTS5 matches in it (one term at a time, under the
+        store's tokenizer); None when the store cannot score rows per word."""
+        out: dict[int, set[str]] = {}
+        if not ids:
+            return out
+        for word in self.query.terms:
+            got = self.store.fts_ranks_of([word], ids, require_all=True)
+            if got is None:
+                return None
+            for cid, value in got.items():
+                if value < 0:
+                    out.setdefault(cid, set()).add(word)
+        return out
 
     def or_words(self) -> tuple[str, ...]:
         """The OR fallback's words (each one FTS5 phrase): the query's terms, without

@@ -33,6 +33,7 @@ __all__ = [
     "bm25_rank_to_score",
     "calibrated_text",
     "calibrated_vector",
+    "calibrated_words_text",
     "candidate_count",
     "date_from_path",
     "decay_multiplier",
@@ -43,14 +44,18 @@ __all__ = [
     "minmax_normalize",
     "minmax_params",
     "mmr_rerank",
+    "name_bonus",
+    "name_weight_for",
     "normal_cdf",
     "normalize_weights",
     "quantize",
     "rrf_score",
     "score_parts",
+    "tf_strength",
     "used_factor",
     "weighted_geometric",
     "weighted_sum",
+    "word_weight",
     "zscore_normalize",
     "zscore_params",
 ]
@@ -78,6 +83,31 @@ CALIBRATED_COSINE_ONE = 1.0
 #: pulled toward its nearest junk). Fitted on LoCoMo 0–4 (README "Benchmarks").
 FEEDBACK_WEIGHT = 0.3
 FEEDBACK_GATE = 0.35
+#: the ``calibrated`` keyword side weighs each query word by FTS5's idf,
+#: ``ln((N − n + 0.5) ÷ (n + 0.5))``, but never below this floor (FTS5 puts 1e-6 there
+#: for a word in half the chunks or more, which a breakdown cannot print)
+WORD_WEIGHT_FLOOR = 0.01
+#: the ``calibrated`` fusion's name signal: a chunk whose name (its file's path and
+#: title, its headings) holds the query's words closes this share of the gap between
+#: its score and 1, times the share of the query's weight its name holds
+#: (``name_bonus``)
+NAME_WEIGHT = 0.9
+#: bm25's term-frequency saturation and length normalisation (FTS5's k1 and b),
+#: used by ``tf_strength`` with a fixed reference length: a full chunk of the default
+#: size (400 tokens, 1,600 characters) holds about 250 words
+BM25_K1 = 1.2
+BM25_B = 0.75
+REFERENCE_LENGTH = 250
+#: the ``calibrated`` keyword side: each query word a chunk lacks caps its text side
+#: at ``1 − MISSING_WORD_COST × the word's share of the query's weight``
+MISSING_WORD_COST = 0.25
+#: the name signal is for names and short topics: a query of more words than this
+#: gets ``NAME_WEIGHT × NAME_QUERY_WORDS ÷ words`` (a long question's words in a
+#: title say less about what the note is about)
+NAME_QUERY_WORDS = 4
+#: a query word only a section heading of the chunk holds (not its file's path or
+#: title) counts this share of its weight in the name share: it names a part
+SECTION_SHARE = 0.5
 #: decimals of every number a score breakdown prints (weights: ``WEIGHT_DIGITS``)
 DIGITS = 4
 
@@ -207,10 +237,12 @@ class ScoreParts:
     bar_floor: float
     bar_vector: float
     bar_text: float
+    #: the calibrated fusion's name part (``name_bonus``, times the decay factor)
+    bar_name: float = 0.0
 
     @property
     def bar_total(self) -> float:
-        return self.bar_floor + self.bar_vector + self.bar_text
+        return self.bar_floor + self.bar_vector + self.bar_text + self.bar_name
 
 
 def score_parts(
@@ -221,8 +253,10 @@ def score_parts(
     tw: float,
     score: float,
     decay: float = 1.0,
+    name: float = 0.0,
 ) -> ScoreParts:
-    """The :class:`ScoreParts` of a candidate whose fused score, times ``decay``, is ``score``."""
+    """The :class:`ScoreParts` of a candidate whose fused score, times ``decay``, is
+    ``score``; ``name`` is the calibrated fusion's name part of the fused score."""
     v = used_factor(fusion, vector_component, vw)
     t = used_factor(fusion, text_component, tw)
     if fusion == "geometric":
@@ -239,10 +273,14 @@ def score_parts(
             return ScoreParts(v, t, score, 0.0, 0.0)
         vector_part = quantize((score - base) * shares[0] / total)
         return ScoreParts(v, t, base, vector_part, quantize(score - base - vector_part))
-    terms = (vw * (v or 0.0), tw * (t or 0.0))
-    total = terms[0] + terms[1]
-    vector_part = quantize(score * terms[0] / total) if total > 0 else 0.0
-    return ScoreParts(v, t, 0.0, vector_part, quantize(score - vector_part))
+    terms = (vw * (v or 0.0), tw * (t or 0.0), name)
+    total = terms[0] + terms[1] + terms[2]
+    if total > 0:  # each term's share of the score (the decay factor included)
+        vector_part = quantize(score * terms[0] / total)
+        name_part = quantize(score * terms[2] / total) if name else 0.0
+    else:  # a negative cosine's term: no shares of a sum that is not positive
+        vector_part, name_part = quantize(terms[0] * decay), quantize(terms[2] * decay)
+    return ScoreParts(v, t, 0.0, vector_part, quantize(score - vector_part - name_part), name_part)
 
 
 def fts5_idf(docs_with_term: int, total_docs: int) -> float:
@@ -267,6 +305,75 @@ def calibrated_text(bm25_magnitude: float, idf_sum: float) -> float:
     if idf_sum <= 0 or bm25_magnitude <= 0:
         return 0.0
     return min(1.0, bm25_magnitude / (CALIBRATED_TEXT_SCALE * idf_sum))
+
+
+def word_weight(docs_with_term: int, total_docs: int) -> float:
+    """A query word's weight on the ``calibrated`` keyword side: FTS5's idf
+    ``ln((N − n + 0.5) ÷ (n + 0.5))``, at least ``WORD_WEIGHT_FLOOR``.
+
+    Only the ratios of a query's weights matter (:func:`calibrated_words_text`
+    divides by their sum), so a one-word query's text side depends on no other
+    chunk at all. A word in half the chunks or more weighs the floor, as it weighs
+    nearly nothing in bm25; the weight reaches the floor continuously (the idf is 0
+    at n = N/2), so one added file moves it a little, never by a jump.
+    """
+    n = max(0, docs_with_term)
+    total = max(0, total_docs)
+    return max(WORD_WEIGHT_FLOOR, math.log((total - n + 0.5) / (n + 0.5)))
+
+
+def name_weight_for(weight: float, query_words: int) -> float:
+    """The name signal's g for a query of ``query_words`` words: ``weight``, times
+    ``NAME_QUERY_WORDS ÷ query_words`` beyond that many words."""
+    if query_words > NAME_QUERY_WORDS:
+        return weight * NAME_QUERY_WORDS / query_words
+    return weight
+
+
+def tf_strength(tf: int, length: int) -> float:
+    """A word's strength in a chunk: bm25's term ``tf × (k1 + 1) ÷ (tf + k1 × (1 − b +
+    b × dl ÷ L))`` without the idf, with k1 = 1.2, b = 0.75, the chunk's length dl in
+    words and a fixed reference length L = ``REFERENCE_LENGTH``: 1 for a word found
+    once in a chunk of L words, more in a shorter chunk or found more often, never
+    above 2.2. bm25 divides by the average chunk's length instead, which makes every
+    score move when any file is added; L does not move."""
+    if tf <= 0:
+        return 0.0
+    norm = 1.0 - BM25_B + BM25_B * max(0, length) / REFERENCE_LENGTH
+    return tf * (BM25_K1 + 1.0) / (tf + BM25_K1 * norm)
+
+
+def calibrated_words_text(words: Sequence[tuple[float, float | None]], weight_sum: float) -> float:
+    """The ``calibrated`` text component, word by word:
+    ``min(1 − c × Σ w(missing) ÷ Σ w, Σ w × s ÷ (κ × Σ w))`` over the query's words,
+    each given as (weight w, strength s, or None when the chunk lacks it).
+
+    The second term is the chunk-level ``−bm25 ÷ (κ × Σidf)`` (:func:`calibrated_text`)
+    with the smoothed weights: bm25 is ``Σ idf × s``, and a chunk matching enough of
+    the query (κ of its weight at strength 1) saturates. The first caps it: each word
+    the chunk lacks costs ``MISSING_WORD_COST`` of its share of the query's weight, so
+    a chunk missing a query word cannot reach 1 however often it repeats the others,
+    and missing a rare word costs more than missing a common one.
+    """
+    if weight_sum <= 0:
+        return 0.0
+    missing = [w for w, s in words if s is None or not s > 0]
+    cap = 1.0 - MISSING_WORD_COST * sum(missing) / weight_sum if missing else 1.0
+    matched = sum(w * s for w, s in words if s is not None and s > 0)
+    return max(0.0, min(cap, matched / (CALIBRATED_TEXT_SCALE * weight_sum)))
+
+
+def name_bonus(score: float, share: float, weight: float = NAME_WEIGHT) -> float:
+    """The name signal's part of a ``calibrated`` score: ``g × share × (1 − score)``.
+
+    ``share`` is the part of the query's weight the chunk's name holds (its file's
+    path and its headings, ``engine.search.words``); a chunk named by the whole
+    query closes ``g`` of the gap between its score and 1. The score stays below 1,
+    and a chunk with no query word in its name is unchanged.
+    """
+    if not share > 0 or not weight > 0:
+        return 0.0
+    return weight * share * max(0.0, 1.0 - score)
 
 
 def calibrated_vector(cosine: float, zero: float = 0.0, one: float = 1.0) -> float:

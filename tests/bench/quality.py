@@ -5,8 +5,11 @@ One table, the measures of README "Benchmarks" for the *default* configuration
 targets: LoCoMo hit@6 and MRR@6 at the default minScore and hit@6 at minScore 0
 (held-out conversations 5–9, with 0–4, the tuning half, beside them), the share
 of off-topic Cranfield queries and of nonsense strings that return anything
-(``tests.bench.offtopic``), and Cranfield nDCG@10. Every query is retrieved once
-and ranked under both configurations, as the TUI's toggles re-rank.
+(``tests.bench.offtopic``), Cranfield nDCG@10, and the names benchmark
+(``tests.bench.names``: a name or 1–3 words, the note about it first; the
+``openclaw`` profile beside it) with its stability check (the largest change of a
+score when one unrelated note is added). Every query is retrieved once and ranked
+under each configuration, as the TUI's toggles re-rank.
 
 Run: ``make bench-quality`` or ``.venv/bin/python -m tests.bench.quality``.
 """
@@ -23,7 +26,13 @@ from engine.embeddings.base import EmbeddingProvider
 from engine.search.model import SearchOptions
 from engine.search.rank import rank
 from engine.search.retrieve import retrieve
-from tests.bench import common, cranfield, locomo, offtopic
+from tests.bench import common, cranfield, locomo, names, offtopic
+
+NAMES_TOP1 = "names: the wanted note first (top-1)"
+NAMES_TOP3 = "names: the wanted note in the top 3"
+NAMES_MOVE = "names: largest score change from one added 301-line note"
+#: measures printed as a percentage
+SHARES = ("returning any result", "names: the wanted note")
 
 TARGETS = {
     "hit@6": ">= 0.90",
@@ -32,6 +41,9 @@ TARGETS = {
     "nonsense strings returning any result": "0 %",
     "hit@6 at minScore 0 (ranking alone)": ">= 0.90",
     "Cranfield nDCG@10": ">= 0.40",
+    NAMES_TOP1: ">= 80 %",
+    NAMES_TOP3: ">= 95 %",
+    NAMES_MOVE: f"<= {names.STABLE_MAX}",
 }
 
 
@@ -126,6 +138,13 @@ def cranfield_ndcg(provider: EmbeddingProvider) -> dict[str, float]:
     return {name: total / len(judged) for name, total in sums.items()}
 
 
+def names_measures(provider: EmbeddingProvider) -> tuple[names.Measured, names.Stability]:
+    """The names benchmark (``tests.bench.names``) under each configuration and the
+    openclaw profile, and the default's stability when one unrelated note is added."""
+    measured = names.measure(provider, configs())
+    return measured, names.stability(provider, common.default_options())
+
+
 def _agg(per_conv: dict[int, Any], members: list[int]) -> dict[str, float]:
     n = sum(per_conv[c]["n"] for c in members)
     return {
@@ -139,12 +158,23 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--no-cranfield", action="store_true", help="skip Cranfield nDCG@10")
     ap.add_argument("--convs", default="0-9", help="LoCoMo conversations, e.g. 5-9")
+    ap.add_argument("--no-names", action="store_true", help="skip the names benchmark")
     args = ap.parse_args(argv)
     provider = common.local_provider()
     convs = locomo.parse_convs(args.convs)
-    loco = locomo_measures(convs, provider)
-    off = offtopic_measures(convs, provider)
-    ndcg = {} if args.no_cranfield else cranfield_ndcg(provider)
+    timings: dict[str, float] = {}
+    with common.Stopwatch() as sw:
+        loco = locomo_measures(convs, provider)
+    timings["locomo"] = sw.seconds
+    with common.Stopwatch() as sw:
+        off = offtopic_measures(convs, provider)
+    timings["offtopic"] = sw.seconds
+    with common.Stopwatch() as sw:
+        ndcg = {} if args.no_cranfield else cranfield_ndcg(provider)
+    timings["cranfield"] = sw.seconds
+    with common.Stopwatch() as sw:
+        named = None if args.no_names else names_measures(provider)
+    timings["names"] = sw.seconds
     default = common.default_options()
     result: dict[str, Any] = {}
     for half, members in (
@@ -161,20 +191,31 @@ def main(argv: list[str] | None = None) -> None:
             m["nonsense strings returning any result"] = o["nonsense"]
             if ndcg:
                 m["Cranfield nDCG@10"] = ndcg[cfg]
+            if named is not None:
+                shares = named[0].overall[cfg].shares()
+                m[NAMES_TOP1], m[NAMES_TOP3] = shares["top-1"], shares["top-3"]
+                if cfg == "now":
+                    m[NAMES_MOVE] = round(named[1].max_change, 4)
             result[half][cfg] = m
     held = "5-9" if "5-9" in result else "0-4"
+    theirs: dict[str, float] = {}
+    if named is not None:
+        shares = named[0].overall[names.OPENCLAW].shares()
+        theirs = {NAMES_TOP1: shares["top-1"], NAMES_TOP3: shares["top-3"]}
     rows = []
     for measure, target in TARGETS.items():
         if measure not in result[held]["now"]:
             continue
         tune = result.get("0-4", {})
-        share = "returning any result" in measure  # printed as a percentage
+        share = any(word in measure for word in SHARES)  # printed as a percentage
+        per_half = not measure.startswith("names")  # the names rows are one measure
         cells: list[float | None] = [
-            result[held]["before (geometric)"][measure],
+            result[held]["before (geometric)"].get(measure),
             result[held]["now"][measure],
-            tune["now"][measure] if tune else None,
-            result[held]["with porter"][measure],
-            tune["with porter"][measure] if tune else None,
+            tune["now"][measure] if tune and per_half else None,
+            result[held]["with porter"].get(measure),
+            tune["with porter"][measure] if tune and per_half else None,
+            theirs.get(measure),
         ]
         shown = [None if v is None else f"{100 * v:.1f} %" if share else v for v in cells]
         rows.append([measure, shown[0], target, *shown[1:]])
@@ -188,10 +229,12 @@ def main(argv: list[str] | None = None) -> None:
             "default on 0–4 (tuning)",
             'with store.fts.tokenizer "porter"',
             "porter on 0–4 (tuning)",
+            "--profile openclaw",
         ],
         rows,
         title="Search quality of the default configuration",
     )
+    extra = names.report(named[0], named[1])["tables"] if named is not None else []
     model = Path(str(provider.model)).name
     common.write_results(
         "quality",
@@ -202,6 +245,12 @@ def main(argv: list[str] | None = None) -> None:
             "conversations": convs,
             "measures": result,
             "table": table,
+            "names_tables": extra,
+            "names": None
+            if named is None
+            else {config: named[0].overall[config].shares() for config in named[0].overall},
+            "stability": None if named is None else named[1].summary(),
+            "seconds": {k: round(v, 1) for k, v in timings.items()},
         },
     )
     provider.close()

@@ -388,3 +388,112 @@ def test_search_defaults_are_the_settings_defaults() -> None:
     # the one weight normalisation, also behind the TUI's weight toggle
     assert scoring.normalize_weights(0.0, 0.0) == (0.7, 0.3)
     assert scoring.normalize_weights(3.0, 1.0) == (0.5, 0.5)  # clamped to 1 before scaling
+
+
+# -- the calibrated fusion's words and names -----------------------------------------
+def _named_retrieval() -> Retrieval:
+    """Query "atlas rehearsal": a project note named Atlas, a daily log that mentions
+    both words, one holding "atlas" twice but no "rehearsal", and a log whose section
+    heading names Atlas; equal cosines, so the words and the names decide."""
+    rows = [
+        ChunkRow(1, "memory/projects/atlas.md", "memory", 1, 4, "# Atlas\n\nThe billing move."),
+        ChunkRow(2, "memory/2026-11-14.md", "memory", 1, 3, "# 2026-11-14\n- Atlas rehearsal."),
+        ChunkRow(3, "memory/2026-11-15.md", "memory", 1, 3, "# 2026-11-15\n- Atlas, atlas."),
+        ChunkRow(4, "memory/2026-11-16.md", "memory", 1, 4, "# 2026-11-16\n## Atlas\n- ok"),
+    ]
+    r = retrieval(
+        [(2, -3.0), (3, -2.5), (1, -1.0), (4, -1.0)],
+        [(i, 0.5) for i in (1, 2, 3, 4)],
+        rows,
+        cosines={i: 0.5 for i in (1, 2, 3, 4)},
+    )
+    return dataclasses.replace(
+        r,
+        query="atlas rehearsal",
+        query_idf_sum=1.0,
+        word_weights={
+            "atlas": (scoring.word_weight(4, 10), 10, 4),
+            "rehearsal": (scoring.word_weight(0, 10), 10, 0),
+        },
+        word_counts={
+            1: {"atlas": 1},
+            2: {"atlas": 1, "rehearsal": 1},
+            3: {"atlas": 2},  # twice, no "rehearsal"
+            4: {"atlas": 1},
+        },
+        chunk_lengths=dict.fromkeys((1, 2, 3, 4), scoring.REFERENCE_LENGTH),
+    )
+
+
+def test_word_weights_are_fts5s_idf_with_a_printable_floor() -> None:
+    # ln((N − n + 0.5) ÷ (n + 0.5)), as FTS5's bm25 weighs a word
+    assert scoring.word_weight(2, 10) == pytest.approx(math.log(8.5 / 2.5))
+    assert scoring.word_weight(0, 10) == pytest.approx(math.log(10.5 / 0.5))
+    # in half the chunks or more: the floor, where FTS5 puts 1e-6
+    assert scoring.fts5_idf(6, 10) == 1e-6
+    assert scoring.word_weight(6, 10) == scoring.word_weight(10, 10) == scoring.WORD_WEIGHT_FLOOR
+    # continuous: just under half the chunks the weight is already near the floor
+    assert scoring.word_weight(499, 1000) < 0.01 + 1e-9
+
+
+def test_a_chunk_missing_a_query_word_cannot_reach_the_full_text_side() -> None:
+    r = _named_retrieval()
+    opts = SearchOptions(min_score=0.0, name_weight=0.0)
+    out = {c.chunk_id: c for c in rank(r, opts, TODAY).candidates}
+    wa, wr = round(scoring.word_weight(4, 10), 4), round(scoring.word_weight(0, 10), 4)
+    total = round(wa + wr, 4)
+    # "atlas" twice in a chunk of the reference length: 2 × 2.2 ÷ (2 + 1.2), whatever
+    # else the index holds
+    assert out[3].text_words is not None
+    assert out[3].text_words[0].strength == round(2 * 2.2 / 3.2, 4) == 1.375
+    # chunk 3 lacks "rehearsal": capped at 1 − 0.5 × its share, below 1
+    cap = 1 - scoring.MISSING_WORD_COST * wr / total
+    assert out[3].text_component == round(min(cap, wa * 1.375 / (0.6 * total)), 4) < 1.0
+    # both words, once each: Σ w × 1 ÷ (0.6 × Σ w) ≥ 1, the full text side
+    assert out[2].text_component == 1.0
+    line = explain.words_text_line(out[3])
+    assert line is not None and explain.agrees(line)
+    assert str(line) == (
+        f"min(1 − {scoring.MISSING_WORD_COST:g}×{wr:.4f} ÷ {total:.4f},"
+        f" ({wa:.4f}×1.3750) ÷ (0.6 × {total:.4f}))"
+        f" = {out[3].text_component:.4f}"
+    )
+    full = explain.words_text_line(out[2])
+    assert full is not None and str(full).startswith("min(1, (") and explain.agrees(full)
+    assert [str(x) for x in explain.strength_lines(out[3])] == [
+        "2×2.2 ÷ (2 + 1.2×(0.25 + 0.75×250 ÷ 250)) = 1.3750"
+    ]
+    # a chunk a fifth of the reference length: one occurrence counts more
+    assert scoring.tf_strength(1, 50) == 2.2 / (1 + 1.2 * (0.25 + 0.75 * 50 / 250))
+
+
+def test_a_chunk_named_by_the_query_closes_part_of_its_gap_to_one() -> None:
+    r = _named_retrieval()
+    g = scoring.NAME_WEIGHT
+    out = {c.chunk_id: c for c in rank(r, SearchOptions(min_score=0.0), TODAY).candidates}
+    wa, wr = round(scoring.word_weight(4, 10), 4), round(scoring.word_weight(0, 10), 4)
+    note, log, section = out[1], out[2], out[4]
+    # the note's path and title hold "atlas": N = wa ÷ (wa + wr)
+    assert note.name_terms == ("atlas",) and note.name_section_terms == ()
+    assert note.name_share == round(wa / (wa + wr), 4)
+    assert note.name_base is not None
+    want = round(note.name_base + g * note.name_share * (1 - note.name_base), 4)
+    assert note.fused_score == want
+    assert note.name_bonus == round(want - note.name_base, 4)
+    # a section heading names a part: its words count half
+    assert section.name_section_terms == ("atlas",)
+    assert section.name_share == round(scoring.SECTION_SHARE * wa / (wa + wr), 4)
+    # the daily log's title is its date: no name, no bonus
+    assert log.name_share == 0.0 and log.name_bonus == 0.0 and log.name_base is None
+    for c in out.values():  # every printed line is its arithmetic; the bar adds up
+        for line in explain.all_lines(c, SearchOptions(min_score=0.0)):
+            assert explain.agrees(line), str(line)
+        assert c.parts is not None and c.parts.bar_total == pytest.approx(c.score, abs=1e-9)
+    assert note.parts is not None and note.parts.bar_name == note.name_bonus
+
+
+def test_the_name_weight_zero_turns_the_name_signal_off() -> None:
+    r = _named_retrieval()
+    out = rank(r, SearchOptions(min_score=0.0, name_weight=0.0), TODAY).candidates
+    assert all(c.name_bonus == 0.0 and c.name_base is None for c in out)
+    assert all(explain.name_line(c) is None for c in out)

@@ -37,8 +37,11 @@ def _wc_l(path: Path) -> int:
     return path.read_bytes().count(b"\n")
 
 
-def _cited(workspace: Path, env: dict[str, str], *profile: str) -> set[tuple[str, int, int]]:
-    cited = set()
+def _cited(
+    workspace: Path, env: dict[str, str], *profile: str
+) -> dict[tuple[str, int, int], str]:
+    """(path, first, last) of every citation → the snippet it cites (its excerpt)."""
+    cited = {}
     for query in QUERIES:
         r = run_cli(
             "search", query, "--json", "--min-score", "0", *profile, "-w", str(workspace), env=env
@@ -46,9 +49,15 @@ def _cited(workspace: Path, env: dict[str, str], *profile: str) -> set[tuple[str
         assert r.returncode == 0, r.stderr
         for hit in json.loads(r.stdout)["results"]:
             start, end = hit["startLine"], hit["endLine"]
-            suffix = f"#L{start}" if start == end else f"#L{start}-L{end}"
-            assert hit["citation"] == hit["path"] + suffix
-            cited.add((hit["path"], start, end))
+            ref = hit["citation"].removeprefix(hit["path"] + "#L")
+            first, _, last = ref.partition("-L")
+            first_line, last_line = int(first), int(last or first)
+            if profile:  # OpenClaw's citation is the chunk's lines
+                assert (first_line, last_line) == (start, end), hit["citation"]
+            else:  # memdeck's is the snippet's lines, within the chunk's
+                assert start <= first_line <= last_line <= end, (hit["citation"], start, end)
+            excerpt = hit["snippet"].removesuffix(f"\n\nSource: {hit['citation']}")
+            cited[(hit["path"], first_line, last_line)] = excerpt
     return cited
 
 
@@ -57,7 +66,7 @@ def test_memdeck_citations_end_at_the_last_line_and_read_back(demo) -> None:
     cited = _cited(workspace, env)
     assert len(cited) >= 5
     at_end = 0
-    for path, start, end in sorted(cited):
+    for (path, start, end), excerpt in sorted(cited.items()):
         lines = _wc_l(workspace / path)
         assert 1 <= start <= end <= lines, (path, start, end, lines)
         at_end += end == lines
@@ -68,6 +77,8 @@ def test_memdeck_citations_end_at_the_last_line_and_read_back(demo) -> None:
         assert r.returncode == 0, r.stderr
         wanted = (workspace / path).read_text(encoding="utf-8").split("\n")[start - 1 : end]
         assert r.stdout == "\n".join(wanted) + "\n"
+        # the snippet is those lines (its last one cut when the budget ends in it)
+        assert "\n".join(wanted).startswith(excerpt) and excerpt.count("\n") == end - start
     assert at_end >= 3  # chunks that reach the end of their file cite its last line
 
 

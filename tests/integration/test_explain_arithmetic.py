@@ -43,10 +43,10 @@ from engine.search.model import Candidate, SearchOptions, SearchOutcome
 from engine.search.rank import rank
 from engine.search.retrieve import retrieve
 from engine.searchers import search_answer
-from tests.bench import locomo
+from tests.bench import locomo, names_data
 from tests.bench.common import bench_settings
 from tests.bench.synthetic import HashEmbedder
-from tui.format import FULL, SCORE_BAR
+from tui.format import FULL, NAME_STYLE, SCORE_BAR
 from tui.widgets.breakdown import explain as breakdown
 from tui.widgets.search_pane import result_cells, whynot_cells
 
@@ -59,6 +59,8 @@ if not (DATA / "locomo" / "locomo10.json").is_file():
     # a worktree beside the main checkout (…/wt/<name>) shares its data
     DATA = Path(__file__).resolve().parents[4] / "shared" / "bench"
 QUESTIONS = 12
+#: queries of each names workspace (tests/bench/data/names, the demo)
+NAMES_QUERIES = 12
 #: distinct styles, so the bar's cells can be told apart by side
 STYLES = {
     "score-vector": "blue",
@@ -78,8 +80,26 @@ def conversation_engine(tmp_path_factory):
     if not source.is_file():
         pytest.skip(f"LoCoMo data absent at {source} (set MEMDECK_BENCH_DATA)")
     conv = locomo.build_conversation(1, json.loads(source.read_text())[1])
-    root = tmp_path_factory.mktemp("locomo1")
-    for rel, text in conv.files.items():
+    engine = _engine(tmp_path_factory.mktemp("locomo1"), conv.files)
+    yield engine, conv
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def names_engines(tmp_path_factory):
+    """The names benchmark's hand-written workspaces and the demo's: queries that are a
+    name or a few words, which the calibrated fusion's name signal answers."""
+    cases = []
+    for ws in [*names_data.hand_written(), names_data.demo_workspace()]:
+        engine = _engine(tmp_path_factory.mktemp(ws.name), ws.files)
+        cases.append((engine, [q.text for q in ws.queries][:NAMES_QUERIES], ws.today))
+    yield cases
+    for engine, _, _ in cases:
+        engine.close()
+
+
+def _engine(root: Path, files: dict[str, str]) -> Engine:
+    for rel, text in files.items():
         (root / "ws" / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / "ws" / rel).write_text(text, encoding="utf-8")
     settings = bench_settings(root / "ws", root / "state")
@@ -89,8 +109,7 @@ def conversation_engine(tmp_path_factory):
     ms = dataclasses.replace(ms, store=dataclasses.replace(ms.store, line_vectors=True))
     engine = Engine(dataclasses.replace(settings, memory_search=ms), provider=HashEmbedder())
     engine.sync()
-    yield engine, conv
-    engine.close()
+    return engine
 
 
 def _variants(base: SearchOptions) -> list[SearchOptions]:
@@ -237,11 +256,26 @@ def check_breakdown(c: Candidate, outcome: SearchOutcome) -> dict[str, str]:
     ]
     if c.fusion != "geometric":
         segments.insert(0, 0.0)
-    assert len(segments) == 3, bar_row
+    # the calibrated fusion's name part: a fourth segment, what the name row added
+    name_row = rows.get("name")
+    named = re.match(rf"name +\+({NUMBER}) ", name_row) if name_row else None
+    bonus = printed(named.group(1)) if named else 0.0
+    assert len(segments) == (4 if bonus else 3), (bar_row, name_row)
     # each segment is what the legend says, from the printed factors and weights
     (vf, vw), (tf, tw) = side_shown(rows["vector"]), side_shown(rows["text"])
-    decays = _RESULT.findall(score_row)
-    decay = printed(score_row.split("× ")[-1].split(" =")[0]) if len(decays) == 2 else 1.0
+    # the score row's steps: the fusion; the name's part; the decay, "fused × factor"
+    steps = score_row.split("; ")
+    last = re.fullmatch(rf"({NUMBER}) × ({NUMBER}) = ({NUMBER})", steps[-1].strip())
+    decay = printed(last.group(2)) if last and len(steps) > 1 else 1.0
+    if bonus:
+        step = re.fullmatch(
+            rf"({NUMBER}) \+ ({NUMBER})×({NUMBER})×\(1 − ({NUMBER})\) = ({NUMBER})",
+            steps[1].strip(),
+        )
+        assert step and step.group(1) == step.group(4), score_row
+        base, fused = printed(step.group(1)), printed(step.group(5))
+        assert bonus == pytest.approx(fused - base, abs=1e-9), (name_row, score_row)
+        assert segments[3] == pytest.approx(bonus * decay, abs=2e-4), bar_row
     factors = [0.0 if f == "–" else printed(f) for f in (vf, tf)]
     if c.fusion == "geometric":
         scored = [w for f, w in ((vf, vw), (tf, tw)) if f not in ("–", "1")]
@@ -264,6 +298,7 @@ def check_breakdown(c: Candidate, outcome: SearchOutcome) -> dict[str, str]:
         "floor": explain.fmt(segments[0]),
         "bar_vector": explain.fmt(segments[1]),
         "bar_text": explain.fmt(segments[2]),
+        "bar_name": explain.fmt(segments[3] if len(segments) > 3 else 0.0),
     }
 
 
@@ -281,11 +316,12 @@ def check_row(c: Candidate, numbers: dict[str, str]) -> None:
             (printed(numbers["floor"]), "dim"),
             (printed(numbers["bar_vector"]), "blue"),
             (printed(numbers["bar_text"]), "green"),
+            (printed(numbers["bar_name"]), NAME_STYLE),
         ]
     )
     assert bar_cells_by_style(score_cell) == want, (numbers, score_cell.plain)
     filled = sum(want.values())
-    if min(printed(numbers[k]) for k in ("floor", "bar_vector", "bar_text")) >= 0:
+    if min(printed(numbers[k]) for k in ("floor", "bar_vector", "bar_text", "bar_name")) >= 0:
         assert abs(filled - min(SCORE_BAR, printed(numbers["score"]) * SCORE_BAR)) <= 0.5 + 1e-9
 
 
@@ -320,18 +356,19 @@ def check_cli(item: dict[str, object], numbers: dict[str, str]) -> None:
 
 
 @pytest.mark.slow
-def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:
+def test_every_printed_number_is_the_arithmetic(conversation_engine, names_engines) -> None:
     engine, conv = conversation_engine
     base = engine.default_options().with_(min_score=0.0)
     variants = _variants(base)
     pairs = 0
     kinds: set[tuple[str, str]] = set()
     per_kind: dict[tuple[str, str], int] = {}
-    rescued = dropped_below = cut_beyond = best_lines = floored = moved = 0
-    for q in conv.questions[:QUESTIONS]:
-        retrieval = retrieve(engine.store, engine.provider, q.text, base)
+    rescued = dropped_below = cut_beyond = best_lines = floored = moved = named = worded = 0
+    cases = [(engine, [q.text for q in conv.questions[:QUESTIONS]], conv.today), *names_engines]
+    for engine, text, today in ((e, t, d) for e, texts, d in cases for t in texts):
+        retrieval = retrieve(engine.store, engine.provider, text, base)
         for options in variants:
-            outcome = rank(retrieval, options, conv.today)
+            outcome = rank(retrieval, options, today)
             kind = (outcome.mode, outcome.fusion)
             kinds.add(kind)
             payload = search_answer(engine, outcome, explain=True).to_json()
@@ -340,11 +377,13 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:
                 per_kind[kind] = per_kind.get(kind, 0) + 1
                 best_lines += c.best_line is not None
                 moved += c.feedback_norm is not None
+                named += c.name_bonus > 0
+                worded += c.text_words is not None and c.fusion == "calibrated"
                 if c.fusion == "geometric":
                     sides = (c.vector_component, c.text_component)
                     floored += any(x is not None and x < 0.05 for x in sides)
                 assert c.parts is not None
-                parts = c.parts.bar_floor + c.parts.bar_vector + c.parts.bar_text
+                parts = c.parts.bar_total
                 assert parts == pytest.approx(c.score, abs=1e-9), (options.fusion, c)
                 numbers = check_breakdown(c, outcome)
                 if c.final_rank is not None:
@@ -366,6 +405,10 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine) -> None:
     assert rescued and dropped_below and cut_beyond, (rescued, dropped_below, cut_beyond)
     # the odd cases were met: the calibrated best line and feedback, a geometric floor
     assert best_lines and floored and moved >= 1000, (best_lines, floored, moved)
+    # the calibrated fusion's word-by-word text side and its name signal
+    assert worded >= 1000 and named >= 150, (worded, named)
     print(
-        f"{pairs} pairs", per_kind, (rescued, dropped_below, cut_beyond, best_lines, floored, moved)
+        f"{pairs} pairs",
+        per_kind,
+        (rescued, dropped_below, cut_beyond, best_lines, floored, moved, named, worded),
     )

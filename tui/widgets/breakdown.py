@@ -17,8 +17,13 @@ from textual.widgets import Static
 
 from engine.search import explain as ex
 from engine.search.model import Candidate, SearchOutcome
-from engine.search.scoring import GEOMETRIC_FLOOR
-from tui.format import location, score_bar, signed_shift, style_of
+from engine.search.scoring import (
+    CALIBRATED_TEXT_SCALE,
+    GEOMETRIC_FLOOR,
+    MISSING_WORD_COST,
+    REFERENCE_LENGTH,
+)
+from tui.format import NAME_STYLE, location, score_bar, signed_shift, style_of
 
 LIST_ROWS = 12
 
@@ -61,6 +66,8 @@ def _calibrated_vector(c: Candidate) -> str:
 
 def _calibrated_text(c: Candidate) -> str:
     """The calibrated text factor's inputs, then its arithmetic on a line of its own."""
+    if c.text_words is not None:
+        return _words_text(c)
     line = ex.side_line(c, "text")
     if line is None or c.text_ref is None:
         return "no query word to weigh → 0"
@@ -68,6 +75,56 @@ def _calibrated_text(c: Candidate) -> str:
         return f"no query word in this chunk: {line}"
     kappa, idf = c.text_ref
     return f"bm25 −{ex.fmt(c.text_input)}, query Σidf {ex.fmt(idf)}, κ {kappa:g}:\n       {line}"
+
+
+def _words_text(c: Candidate) -> str:
+    """The calibrated text factor word by word: how often the chunk holds each query
+    word (– : not at all), each word's weight, then the capped weighted sum."""
+    assert c.text_words is not None
+    found = ", ".join(f"{w.term} {'–' if w.tf is None else f'×{w.tf}'}" for w in c.text_words)
+    weights = ex.word_weight_lines(c)
+    shown = [
+        " · ".join(f"{w.term}: {line}" for w, line in zip(c.text_words, weights, strict=False)),
+        *[str(line) for line in weights[len(c.text_words) :]],  # the sum of the weights
+    ]
+    strengths = ex.strength_lines(c)
+    held = [w for w in c.text_words if w.tf is not None]
+    if strengths:
+        shown.append(
+            f"strength s = tf×2.2 ÷ (tf + 1.2×(0.25 + 0.75×{c.text_length} words ÷ "
+            f"{REFERENCE_LENGTH})): "
+            + " · ".join(f"{w.term} {line}" for w, line in zip(held, strengths, strict=False))
+        )
+    line = ex.words_text_line(c)
+    if line is None:
+        head = f"no query word in this chunk ({found}) → 0"
+        return "\n       ".join([head, "weights " + shown[0], *shown[1:]])
+    head = f"query words found ({found}), weights w:"
+    rule = (
+        f"a missing word costs {MISSING_WORD_COST:g} of its share;"
+        f" Σ w×s ÷ (κ {CALIBRATED_TEXT_SCALE:g} × Σ w)"
+    )
+    return "\n       ".join([head, *shown, f"{rule}: {line}"])
+
+
+def _name_row(c: Candidate, s_name: str) -> Text:
+    """The calibrated fusion's name signal: which query words the chunk's file path
+    and headings hold, the share N, and what it added to the score."""
+    row = Text("name   ", style=f"bold {s_name}")
+    share = ex.name_share_line(c)
+    if share is None:
+        return row.append("no query word in its file name or headings → +0", style="dim")
+    where = []
+    if c.name_terms:
+        where.append(f"file name or title holds {', '.join(c.name_terms)}")
+    if c.name_section_terms:
+        where.append(f"a section heading holds {', '.join(c.name_section_terms)}")
+    row.append(f"+{ex.fmt(c.name_bonus)}  ", style="bold")
+    row.append("; ".join(where) + f" → N {share}")
+    bonus = ex.name_line(c)
+    if bonus is not None:
+        row.append(f"\n       base + g×N×(1 − base): {bonus}")
+    return row
 
 
 def _component_note(c: Candidate, outcome: SearchOutcome, side: str) -> str:
@@ -192,6 +249,8 @@ def explain(
             txt.append(f" → −r/(1−r): {mapped}")
         txt.append(f" → {_component_note(c, outcome, 'text')}", style="dim")
     lines.append(txt)
+    if c.fusion == "calibrated" and c.name_share is not None:
+        lines.append(_name_row(c, s_final))
 
     dec = Text("decay  ", style=f"bold {s_decay}")
     if not opts.decay_enabled:
@@ -250,7 +309,7 @@ def _bar(c: Candidate, s_vec: str, s_text: str, s_final: str) -> Text:
         return out.append("–", style="dim")
     out.append_text(score_bar(c.parts, s_vec, s_text))
     out.append(" ")
-    styles = (["dim"] if c.fusion == "geometric" else []) + [s_vec, s_text]
+    styles = (["dim"] if c.fusion == "geometric" else []) + [s_vec, s_text, NAME_STYLE]
     # the expression's numbers in their segment's colour; the text is str(line)
     for i, piece in enumerate(line.expression.split(" ")):
         if i:

@@ -1,0 +1,121 @@
+"""Words as a reader matches them: a query's words against a chunk's name and lines.
+
+FTS5 matches tokens exactly (case and accents folded, nothing else), which is what
+the keyword side's bm25 is made of. People typing a name are looser: ``sofia`` is
+``Sofía``, ``migrations`` is the ``migration`` of a title, ``projects`` the
+``projects/`` folder. :func:`fold` is that looser match — case folded, accents
+off, one English plural ending off — and it is used where memdeck compares words
+itself: the name signal (a query word in the chunk's file name or headings,
+:func:`name_words`) and the snippet's choice of lines (``engine.search.snippets``).
+The calibrated keyword side counts a word's occurrences in a chunk (its term
+frequency, :func:`token_counts`) the way FTS5 matches it: case and accents folded,
+nothing else. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+
+from engine.index.tokens import WORD_RE
+
+__all__ = [
+    "fold",
+    "folded_words",
+    "heading_words",
+    "name_words",
+    "path_words",
+    "token_counts",
+    "token_form",
+]
+
+#: the workspace's memory folder: every note is under it, so it names nothing
+_ROOT_FOLDER = "memory"
+
+
+@lru_cache(maxsize=65536)
+def fold(word: str) -> str:
+    """``word`` case folded, without accents and without one plural ending:
+    ``Sofía`` → ``sofia``, ``migrations`` → ``migration``, ``stories`` → ``story``,
+    ``boxes`` → ``box``; ``status``, ``class`` and ``analysis`` keep their ``s``.
+    Both sides of a comparison are folded, so ``Atlas`` and ``atlas`` meet at ``atla``."""
+    w = _strip_accents(word.casefold())
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and w.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        return w[:-1]
+    return w
+
+
+def token_form(word: str) -> str:
+    """``word`` as FTS5's unicode61 tokenizer stores it: case folded, accents off
+    (no plural folding: the keyword side matches exact words)."""
+    return _strip_accents(word.casefold())
+
+
+def _strip_accents(word: str) -> str:
+    if word.isascii():
+        return word
+    return "".join(
+        ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch)
+    )
+
+
+@lru_cache(maxsize=2048)
+def token_counts(text: str) -> Counter[str]:
+    """How often each word (:func:`token_form`) occurs in ``text``: the term
+    frequencies of the calibrated keyword side, remembered for the chunks of the
+    last searches (a search ranks ~50)."""
+    return Counter(token_form(w) for w in WORD_RE.findall(text))
+
+
+def folded_words(text: str) -> list[str]:
+    """The words of ``text`` (runs of letters, digits and ``_``, as a query is split), folded."""
+    return [fold(w) for w in WORD_RE.findall(text)]
+
+
+def path_words(path: str) -> frozenset[str]:
+    """The folded words of a file's path: its folders under ``memory/`` and its name,
+    without the extension (``memory/projects/atlas.md`` → ``project``, ``atla``)."""
+    parts = path.split("/")
+    if len(parts) > 1 and parts[0] == _ROOT_FOLDER:
+        parts = parts[1:]
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
+    return frozenset(w for part in [*parts[:-1], stem] for w in folded_words(part))
+
+
+def _heading(line: str) -> str | None:
+    """The text of a Markdown heading line (``#`` to ``######``), else None."""
+    stripped = line.lstrip()
+    if not stripped.startswith("#"):
+        return None
+    hashes = len(stripped) - len(stripped.lstrip("#"))
+    rest = stripped[hashes:]
+    return rest if hashes <= 6 and (not rest or rest[0].isspace()) else None
+
+
+def heading_words(text: str, start_line: int = 0) -> tuple[frozenset[str], frozenset[str]]:
+    """The folded words of the headings in a chunk's ``text``: (its file's title,
+    the other headings). The title is the file's first line when it is a heading,
+    so only the chunk that starts the file (``start_line`` 1) has one."""
+    title: set[str] = set()
+    sections: set[str] = set()
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        heading = _heading(line)
+        if heading is None:
+            continue
+        first = start_line == 1 and not any(x.strip() for x in lines[:i])
+        (title if first else sections).update(folded_words(heading))
+    return frozenset(title), frozenset(sections)
+
+
+def name_words(path: str, text: str, start_line: int = 0) -> tuple[frozenset[str], frozenset[str]]:
+    """What a chunk is called: (the words of its file's path and title, the words of
+    its other headings — a section's name, which names a part of the file)."""
+    title, sections = heading_words(text, start_line)
+    named = path_words(path) | title
+    return named, sections - named

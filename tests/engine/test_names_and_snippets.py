@@ -1,0 +1,76 @@
+"""The words memdeck matches itself (``engine.search.words``) and the snippet built
+around the best unit (``engine.search.snippets``): pure functions, no index."""
+
+from __future__ import annotations
+
+from engine.search.snippets import focused_snippet
+from engine.search.words import fold, heading_words, name_words, path_words
+
+
+def test_fold_matches_case_accents_and_one_plural_ending() -> None:
+    assert fold("Sofía") == fold("sofia") == "sofia"
+    assert fold("migrations") == fold("Migration") == "migration"
+    assert fold("stories") == "story" and fold("boxes") == "box" and fold("churches") == "church"
+    assert fold("Atlas") == fold("atlas")  # both sides fold alike
+    assert fold("status") == "status" and fold("class") == "class"
+    assert fold("analysis") == "analysis"
+    assert fold("bus") == "bus" and fold("v3") == "v3"
+
+
+def test_a_chunk_is_named_by_its_path_and_title_and_its_sections_name_parts() -> None:
+    assert path_words("memory/projects/atlas.md") == {"project", "atla"}
+    assert path_words("memory/people/dana-okafor.md") == {"people", "dana", "okafor"}
+    assert "memory" not in path_words("memory/2026-11-14.md")
+    assert path_words("MEMORY.md") == {"memory"}
+    text = "# Atlas — billing migration\n\nGoal.\n\n## Rollback\nKeep the old primary."
+    title, sections = heading_words(text, start_line=1)
+    assert title == {"atla", "billing", "migration"} and sections == {"rollback"}
+    # a chunk further into the file has no title: its first heading is a section's
+    assert heading_words(text, start_line=12)[0] == frozenset()
+    named, parts = name_words("memory/projects/atlas.md", "# Atlas\n## Atlas\n## Risks", 1)
+    assert named == {"project", "atla"} and parts == {"risk"}  # a name counts once, in full
+    assert heading_words("#hashtag\n####### seven", 1) == (frozenset(), frozenset())
+
+
+def _log(n: int, at: int, line: str) -> tuple[str, list[str]]:
+    lines = ["# 2026-10-07", "", "## 09:00"] + [
+        f"- entry {i}: filler words to take some room on the line, nothing more" for i in range(n)
+    ]
+    lines[at] = line
+    return "\n".join(lines), lines
+
+
+def test_a_chunk_that_fits_is_its_own_snippet() -> None:
+    got = focused_snippet("# Atlas\n\nshort note", 1, 3, (3, 3), ["atlas"])
+    assert (got.text, got.first_line, got.last_line) == ("# Atlas\n\nshort note", 1, 3)
+
+
+def test_the_snippet_is_built_around_the_best_unit_within_the_budget() -> None:
+    text, lines = _log(30, 20, "- Atlas staging rehearsal went fine.")
+    got = focused_snippet(text, 1, len(lines), (21, 21), ["rehearsal"])
+    assert len(got.text) <= 700 and "- Atlas staging rehearsal went fine." in got.text
+    assert got.first_line < 21 < got.last_line  # lines on both sides
+    # whole lines, the last one as much of it as fits
+    assert "\n".join(lines[got.first_line - 1 : got.last_line]).startswith(got.text)
+    assert got.text.count("\n") == got.last_line - got.first_line
+    # without a unit (keyword-only), the first line holding a query word
+    alone = focused_snippet(text, 1, len(lines), None, ["Rehearsals"])
+    assert alone.first_line <= 21 <= alone.last_line
+
+
+def test_a_line_with_a_query_word_and_the_heading_above_come_first() -> None:
+    text, lines = _log(30, 20, "- Atlas: the staging rehearsal.")
+    lines[5] = "- Atlas: cut-over planned."
+    lines[19] = "## Atlas"
+    text = "\n".join(lines)
+    got = focused_snippet(text, 1, len(lines), (21, 21), ["atlas"])
+    assert got.first_line <= 20  # the heading naming its section
+    far = focused_snippet(text, 1, len(lines), (21, 21), ["atlas"], limit=60)
+    assert far.text == "## Atlas\n- Atlas: the staging rehearsal." and far.last_line == 21
+
+
+def test_an_anchor_longer_than_the_budget_is_cut_around_its_first_query_word() -> None:
+    long_line = "x " * 500 + "the rehearsal notes " + "y " * 500
+    got = focused_snippet("# t\n" + long_line + "\nend", 1, 3, (2, 2), ["rehearsal"])
+    assert len(got.text) == 700 and "rehearsal" in got.text
+    assert (got.first_line, got.last_line) == (2, 2)
