@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from engine.search import scoring
-from engine.search.model import Candidate, SearchOptions
+from engine.search.model import Candidate, QueryWord, SearchOptions
 
 __all__ = [
     "Line",
@@ -38,7 +38,9 @@ __all__ = [
     "side_line",
     "strength_lines",
     "text_map_line",
+    "text_max_line",
     "threshold",
+    "unit_text_line",
     "word_weight_lines",
     "words_text_line",
 ]
@@ -181,7 +183,7 @@ def strength_lines(c: Candidate) -> list[Line]:
 
 
 def words_text_line(c: Candidate) -> Line | None:
-    """The calibrated text side word by word (``scoring.calibrated_words_text``):
+    """The calibrated text side of the chunk, word by word (``scoring.calibrated_words_text``):
     ``min(1 − c×Σ w(missing) ÷ Σ w, Σ w×s ÷ (κ × Σ w))``; None when the chunk holds no
     query word (0)."""
     if c.text_words is None or c.text_weight_sum is None or c.text_component is None:
@@ -189,15 +191,43 @@ def words_text_line(c: Candidate) -> Line | None:
     found = [w for w in c.text_words if w.strength is not None and w.strength > 0]
     if not found:
         return None
-    total = fmt(c.text_weight_sum)
-    missing = [fmt(w.weight) for w in c.text_words if w not in found]
-    cap = "1"
-    if missing:
-        lost = missing[0] if len(missing) == 1 else f"({' + '.join(missing)})"
-        cap = f"1 − {_exact(scoring.MISSING_WORD_COST)}×{lost} ÷ {total}"
     matched = " + ".join(f"{fmt(w.weight)}×{fmt(w.strength or 0.0)}" for w in found)
     kappa = _exact(scoring.CALIBRATED_TEXT_SCALE)
-    return Line(f"min({cap}, ({matched}) ÷ ({kappa} × {total}))", fmt(c.text_component))
+    result = c.text_chunk if c.text_chunk is not None else c.text_component
+    total = fmt(c.text_weight_sum)
+    return Line(f"min({_missing_cap(c, found)}, ({matched}) ÷ ({kappa} × {total}))", fmt(result))
+
+
+def unit_text_line(c: Candidate) -> Line | None:
+    """The text side of the chunk's best unit alone (``scoring.unit_words_text``):
+    ``min(1 − c×Σ w(missing) ÷ Σ w, Σ w(held) ÷ (κu × Σ w))``; None: the unit holds
+    no query word."""
+    if c.text_unit is None or c.text_words is None or c.text_weight_sum is None:
+        return None
+    held = [w for w in c.text_words if w.term in c.unit_terms]
+    parts = " + ".join(fmt(w.weight) for w in held)
+    kappa = _exact(scoring.UNIT_TEXT_SCALE)
+    return Line(
+        f"min({_missing_cap(c, held)}, ({parts}) ÷ ({kappa} × {fmt(c.text_weight_sum)}))",
+        fmt(c.text_unit),
+    )
+
+
+def text_max_line(c: Candidate) -> Line | None:
+    """The calibrated text side: the larger of the chunk's and its best unit's."""
+    if c.text_unit is None or c.text_chunk is None or c.text_component is None:
+        return None
+    return Line(f"max({fmt(c.text_chunk)}, {fmt(c.text_unit)})", fmt(c.text_component))
+
+
+def _missing_cap(c: Candidate, found: list[QueryWord]) -> str:
+    """``1``, or ``1 − c×Σ w(missing) ÷ Σ w`` for the query words not in ``found``."""
+    assert c.text_words is not None and c.text_weight_sum is not None
+    missing = [fmt(w.weight) for w in c.text_words if w not in found]
+    if not missing:
+        return "1"
+    lost = missing[0] if len(missing) == 1 else f"({' + '.join(missing)})"
+    return f"1 − {_exact(scoring.MISSING_WORD_COST)}×{lost} ÷ {fmt(c.text_weight_sum)}"
 
 
 def score_lines(c: Candidate) -> list[Line]:
@@ -327,7 +357,7 @@ def side_line(c: Candidate, side: str, rrf_k: int = scoring.RRF_K) -> Line | Non
             x = cos if both else fmt(value)
             return Line(f"min(1, max(0, ({x} − {zero}) ÷ ({one} − {zero})))", fmt(comp))
         if c.text_words is not None:
-            return words_text_line(c)
+            return text_max_line(c) or words_text_line(c)
         if ref is None:
             return None
         return Line(f"min(1, {fmt(value)} ÷ ({_exact(ref[0])} × {fmt(ref[1])}))", fmt(comp))
@@ -404,6 +434,8 @@ def all_lines(c: Candidate, options: SearchOptions) -> list[Line]:
     if vector is not None:
         lines.append(vector)
     lines += word_weight_lines(c) + strength_lines(c)
+    if c.fusion == "calibrated" and c.text_unit is not None:  # the chunk's, the unit's, max
+        lines += [x for x in (words_text_line(c), unit_text_line(c)) if x is not None]
     text = side_line(c, "text", options.rrf_k)
     if text is not None:
         lines.append(text)

@@ -219,6 +219,12 @@ class Candidate:
     #: the chunk's length in words (a word's strength divides by it, over
     #: ``scoring.REFERENCE_LENGTH``)
     text_length: int | None = None
+    #: the text side of the chunk (``scoring.calibrated_words_text``) and of its best
+    #: unit (``scoring.unit_words_text``, None: the unit holds no query word) with the
+    #: query terms the unit holds; ``text_component`` is the larger
+    text_chunk: float | None = None
+    text_unit: float | None = None
+    unit_terms: tuple[str, ...] = ()
     #: calibrated fusion, the name signal: the query terms its file's path or title
     #: holds (``name_terms``, each counts in full) and those only a section heading in
     #: the chunk holds (each counts ``scoring.SECTION_SHARE``), the share of the

@@ -31,7 +31,7 @@ from engine.search.model import (
     SearchOutcome,
 )
 from engine.search.query import parse_query
-from engine.search.words import fold, name_words
+from engine.search.words import fold, name_words, token_counts, token_form
 
 __all__ = [
     "RankCut",
@@ -492,11 +492,7 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
             )
             scale = c.text_ref
             if c.text_words is not None and c.text_weight_sum:  # word by word
-                c.text_component = q(
-                    scoring.calibrated_words_text(
-                        [(w.weight, w.strength) for w in c.text_words], c.text_weight_sum
-                    )
-                )
+                _words_text(c)
             else:
                 c.text_component = (
                     0.0
@@ -545,6 +541,30 @@ def _set_components(cands: list[Candidate], fusion: str, options: SearchOptions)
     for c in cands:
         c.text_component = c.text_score
         c.vector_component = c.vector_score
+
+
+def _words_text(c: Candidate) -> None:
+    """The calibrated text side word by word: the chunk's (``scoring.calibrated_words_text``)
+    or, when more, its best unit's (``scoring.unit_words_text``: where the words sit)."""
+    assert c.text_words is not None and c.text_weight_sum
+    q = scoring.quantize
+    c.text_chunk = q(
+        scoring.calibrated_words_text(
+            [(w.weight, w.strength) for w in c.text_words], c.text_weight_sum
+        )
+    )
+    c.unit_terms, c.text_unit = (), None
+    if c.best_line is not None:
+        lines = c.text.split("\n")
+        first = c.best_line - c.start_line
+        last = (c.best_line_end or c.best_line) - c.start_line
+        counts = token_counts("\n".join(lines[max(0, first) : last + 1]))
+        c.unit_terms = tuple(w.term for w in c.text_words if counts[token_form(w.term)] > 0)
+        if c.unit_terms:
+            held = [w.weight for w in c.text_words if w.term in c.unit_terms]
+            missing = [w.weight for w in c.text_words if w.term not in c.unit_terms]
+            c.text_unit = q(scoring.unit_words_text(held, missing, c.text_weight_sum))
+    c.text_component = max(c.text_chunk, c.text_unit or 0.0)
 
 
 def _rounded_rank(rank: float) -> float:

@@ -52,6 +52,7 @@ __all__ = [
     "rrf_score",
     "score_parts",
     "tf_strength",
+    "unit_words_text",
     "used_factor",
     "weighted_geometric",
     "weighted_sum",
@@ -101,6 +102,10 @@ REFERENCE_LENGTH = 250
 #: the ``calibrated`` keyword side: each query word a chunk lacks caps its text side
 #: at ``1 − MISSING_WORD_COST × the word's share of the query's weight``
 MISSING_WORD_COST = 0.25
+#: where the words sit: the best unit (the line or paragraph the vector side took)
+#: holding this share of the query's weight scores the full text side
+#: (``unit_words_text``), a missing word capping it as in the chunk
+UNIT_TEXT_SCALE = 0.5
 #: the name signal is for names and short topics: a query of more words than this
 #: gets ``NAME_WEIGHT × NAME_QUERY_WORDS ÷ words`` (a long question's words in a
 #: title say less about what the note is about)
@@ -361,6 +366,18 @@ def calibrated_words_text(words: Sequence[tuple[float, float | None]], weight_su
     cap = 1.0 - MISSING_WORD_COST * sum(missing) / weight_sum if missing else 1.0
     matched = sum(w * s for w, s in words if s is not None and s > 0)
     return max(0.0, min(cap, matched / (CALIBRATED_TEXT_SCALE * weight_sum)))
+
+
+def unit_words_text(held: Sequence[float], missing: Sequence[float], weight_sum: float) -> float:
+    """The text side of the best unit alone — where the query's words sit:
+    ``min(1 − c × Σ w(missing) ÷ Σ w, Σ w(held) ÷ (κu × Σ w))`` with the weights of
+    the query words the unit holds and of those it lacks, κu = ``UNIT_TEXT_SCALE``.
+    A chunk's text side is the larger of its own and this: words found together in
+    the line that answers count more than the same words scattered over a chunk."""
+    if weight_sum <= 0 or not held:
+        return 0.0
+    cap = 1.0 - MISSING_WORD_COST * sum(missing) / weight_sum if missing else 1.0
+    return min(cap, sum(held) / (UNIT_TEXT_SCALE * weight_sum))
 
 
 def name_bonus(score: float, share: float, weight: float = NAME_WEIGHT) -> float:

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.index.line_vectors import ChunkUnits
+from engine.index.line_vectors import ChunkUnits, UnitHit
 from engine.index.store import ChunkRow
 from engine.search import explain, scoring
 from engine.search.model import Candidate, Retrieval, SearchOptions
@@ -497,3 +497,37 @@ def test_the_name_weight_zero_turns_the_name_signal_off() -> None:
     out = rank(r, SearchOptions(min_score=0.0, name_weight=0.0), TODAY).candidates
     assert all(c.name_bonus == 0.0 and c.name_base is None for c in out)
     assert all(explain.name_line(c) is None for c in out)
+
+
+def test_words_found_together_in_the_best_unit_count_on_their_own() -> None:
+    """Where the words sit: the text side is the larger of the chunk's and its best
+    unit's, the unit reaching 1 at half the query's weight (κu 0.5)."""
+    text = "# 2026-11-20\n- Atlas: nothing new.\n- The rehearsal went fine.\n- lunch"
+    rows = [ChunkRow(7, "memory/2026-11-20.md", "memory", 1, 4, text)]
+    r = dataclasses.replace(
+        retrieval([(7, -2.0)], [(7, 0.5)], rows, cosines={7: 0.5}),
+        query="atlas rehearsal staging",
+        query_idf_sum=1.0,
+        word_weights={
+            "atlas": (0.4, 10, 4),
+            "rehearsal": (1.6, 10, 1),
+            "staging": (1.0, 10, 2),
+        },
+        word_counts={7: {"atlas": 1, "rehearsal": 1}},
+        chunk_lengths={7: 500},  # a long chunk: each word at strength 0.7097
+        line_hits={7: UnitHit(3, 0.6, 3)},  # line 3 holds "rehearsal"
+    )
+    c = rank(r, SearchOptions(min_score=0.0, feedback_weight=0.0), TODAY).candidates[0]
+    s = round(scoring.tf_strength(1, 500), 4)
+    # the chunk: (0.4 + 1.6) × s ÷ (0.6 × 3), under its cap 1 − 0.25 × 1 ÷ 3
+    assert c.text_chunk == round((0.4 * s + 1.6 * s) / (0.6 * 3.0), 4) == 0.7886
+    assert c.unit_terms == ("rehearsal",)
+    # the unit: 1.6 ÷ (0.5 × 3) above 1, capped at 1 − 0.25 × (0.4 + 1) ÷ 3
+    assert c.text_unit == round(1 - scoring.MISSING_WORD_COST * 1.4 / 3.0, 4) == 0.8833
+    assert c.text_component == c.text_unit
+    for line in (explain.unit_text_line(c), explain.text_max_line(c)):
+        assert line is not None and explain.agrees(line), line
+    assert str(explain.text_max_line(c)) == "max(0.7886, 0.8833) = 0.8833"
+    assert str(explain.unit_text_line(c)) == (
+        "min(1 − 0.25×(0.4000 + 1.0000) ÷ 3.0000, (1.6000) ÷ (0.5 × 3.0000)) = 0.8833"
+    )

@@ -22,6 +22,7 @@ from engine.search.scoring import (
     GEOMETRIC_FLOOR,
     MISSING_WORD_COST,
     REFERENCE_LENGTH,
+    UNIT_TEXT_SCALE,
 )
 from tui.format import NAME_STYLE, location, score_bar, signed_shift, style_of
 
@@ -104,7 +105,16 @@ def _words_text(c: Candidate) -> str:
         f"a missing word costs {MISSING_WORD_COST:g} of its share;"
         f" Σ w×s ÷ (κ {CALIBRATED_TEXT_SCALE:g} × Σ w)"
     )
-    return "\n       ".join([head, *shown, f"{rule}: {line}"])
+    shown.append(f"{rule}: {line}")
+    unit, larger = ex.unit_text_line(c), ex.text_max_line(c)
+    if unit is not None and larger is not None:
+        where = ex.best_unit(c.best_line, c.best_line_end)
+        shown.append(
+            f"where the words sit, its best {where} holds {', '.join(c.unit_terms)}"
+            f" (÷ κu {UNIT_TEXT_SCALE:g}): {unit}"
+        )
+        shown.append(f"the larger of the two: {larger}")
+    return "\n       ".join([head, *shown])
 
 
 def _name_row(c: Candidate, s_name: str) -> Text:
