@@ -478,6 +478,11 @@ class Engine(IndexRepair):
                 if self.workspace.unreadable:  # folders the listing had to skip
                     errors = (*done.errors, *self.workspace.unreadable)
                     done = dataclasses.replace(done, errors=type(done.errors)(errors))
+                # Why this index has no vectors, for readers that do not probe:
+                # the provider failed its probe here (a refused answer, a missing model).
+                refused = self.provider_error if self.provider is None else None
+                if (self.store.get_meta("provider_refused") or None) != refused:
+                    self.store.set_meta("provider_refused", refused or "")
                 self.state.last_done = done
                 self.state.last_error = None
                 self.write_problem = None

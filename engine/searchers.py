@@ -243,6 +243,9 @@ def keyword_only_reason(host: SearchHost, outcome: SearchOutcome) -> str | None:
         return host.provider_error  # None: "provider: none" is a choice, not a fallback
     if r.vector_available:
         return None
+    refused = host.store.get_meta("provider_refused")
+    if refused:
+        return f"the last index could not use the embedding provider ({refused})"
     return "the index has no vectors for this provider yet; run `memdeck index`"
 
 

@@ -219,9 +219,8 @@ def test_absurd_chunk_size_warns_and_is_clamped(state_dir: Path, ws: Path) -> No
 
 
 def test_nan_vectors_are_reported_not_stored(ws: Path, state_dir: Path) -> None:
-    """A server answering NaN vectors: index says so (exit 0 with the error shown in
-    the sync's errors), the chunks stay keyword-searchable, and a NaN query vector
-    makes search keyword-only with the reason."""
+    """A server answering NaN vectors: index refuses the provider and says why
+    (exit 0, keyword index built), and search answers keyword-only with that reason."""
     with ProviderServer(api_key=TEST_KEY) as server:
         n = server.dims
 
@@ -249,12 +248,17 @@ def test_nan_vectors_are_reported_not_stored(ws: Path, state_dir: Path) -> None:
         env = cli_env(state_dir, FAST_ENV)
         r = run_cli("index", "--config", str(cfg), "-w", str(ws), "--json", env=env)
         out = json.loads(r.stdout)
-        assert any("empty (NaN or zero) vectors" in e for e in out["errors"]), out
+        # The probe already refuses the answer: no provider, the reason said, nothing stored.
+        assert out["provider"] == "none" and out["chunks_embedded"] == 0, out
+        assert out["provider_error"] == "openai: an embedding holds NaN or infinite numbers"
         s = run_cli("search", "flat white", "--config", str(cfg), "-w", str(ws), "--json", env=env)
         answer = json.loads(s.stdout)
         assert answer["results"] and answer["results"][0]["path"] == "MEMORY.md"
-        reason = "the provider returned an empty (NaN or zero) query vector"
-        assert answer["mode"] == "fts" and answer["reason"] == reason
+        reason = (
+            "the last index could not use the embedding provider "
+            "(openai: an embedding holds NaN or infinite numbers)"
+        )
+        assert answer["mode"] == "fts" and answer["reason"] == reason, answer
         assert answer["fallback"] == {"from": "hybrid", "to": "fts", "reason": reason}
 
 

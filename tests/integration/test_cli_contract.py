@@ -171,7 +171,9 @@ def both_positions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[t
     each position in its own fresh home, the commands run in table order."""
     runs: dict[str, list[tuple]] = {"before": [], "after": []}
     for position in runs:
-        root = tmp_path_factory.mktemp(position)
+        # Same-length folder names: `context` prints OpenClaw's [MISSING] line,
+        # whose length counts the absolute path of the missing file.
+        root = tmp_path_factory.mktemp(position.ljust(6, "_"))
         env = _home(root)
         for cmd in COMMANDS:
             runs[position].append(_run(cmd, root, env, before=position == "before"))
