@@ -66,8 +66,11 @@ def test_a_misbehaving_server_from_the_start(
     answer = json.loads(search.stdout)
     assert answer["results"][0]["path"] == "MEMORY.md"
     assert answer["mode"] == "fts"
-    # search sends nothing it cannot use: the index holds no vectors, and it says so
-    assert answer["reason"] == "the index has no vectors for this provider yet; run `memdeck index`"
+    # search sends nothing it cannot use: the index holds no vectors, and it says
+    # why — the provider the last index could not use, and how it failed
+    reason = answer["reason"]
+    assert reason.startswith("the last index could not use the embedding provider (openai: ")
+    assert "no answer from" in reason and "within 2 s" in reason
     assert answer["fallback"] == {"from": "hybrid", "to": "fts", "reason": answer["reason"]}
     status = run_cli("status", "--json", *args, env=env)
     assert status.returncode == 0, status.stderr
