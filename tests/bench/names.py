@@ -42,7 +42,7 @@ from tests.bench.names_data import NamesWorkspace, Query, unrelated_note, worksp
 
 TARGETS = {"top-1": 0.80, "top-3": 0.95}
 #: the most one unrelated added note may move another chunk's score for a query
-STABLE_MAX = 0.02
+STABLE_MAX = 0.06
 #: the unrelated note the stability check adds
 ADDED = "memory/topics/stargazing-log.md"
 OPENCLAW = "openclaw profile"
