@@ -4,6 +4,14 @@ The vectors are the real all-MiniLM-L6-v2's, of LoCoMo conversations' lines (as
 ``tests.bench.locomo`` writes them into a workspace), in a real ``Store``; the
 queries are the conversations' questions. ``QUANTIZE_FROM`` is lowered so that
 these ~1,450 rows take the path a 100k-chunk index takes.
+
+The model runs on one thread and embeds one line per call, the same model and
+the indexer's own ``embed_documents``, only cheaper here: llama.cpp's threads
+spin-wait for each other at every step of the graph, so beside another busy
+process (the other pytest-xdist worker) a second thread made the embedding 3 to 60
+times slower, not faster; and in a batch of 16 lines every line attends over the
+whole batch's positions (masked), twice the CPU of one line at a time. The fixture
+took 100-120 s of CPU, now about a third of it.
 """
 
 from __future__ import annotations
@@ -41,7 +49,7 @@ def minilm_lines(
     if not source.is_file():
         pytest.skip(f"LoCoMo data absent at {source} (set MEMDECK_BENCH_DATA)")
     samples = json.loads(source.read_text())
-    provider = LocalProvider(minilm_gguf)
+    provider = LocalProvider(minilm_gguf, n_threads=1)
     store = Store(tmp_path_factory.mktemp("quantized") / "index.sqlite")
     store.set_dims(provider.dims)
     questions: list[str] = []
@@ -51,7 +59,7 @@ def minilm_lines(
             lines = [line for line in text.splitlines() if line.startswith("- [")]
             if not lines:
                 continue
-            vectors = provider.embed_documents(lines)
+            vectors = np.vstack([provider.embed_documents([line]) for line in lines])
             chunks = [
                 NewChunk(i + 1, i + 1, f"{ci}/{rel}/{i}", line, vectors[i])
                 for i, line in enumerate(lines)
