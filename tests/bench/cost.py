@@ -9,6 +9,11 @@ configuration (the local MiniLM, line vectors on):
 * whole-process wall times of ``memdeck search`` keyword-only and hybrid and of
   ``memdeck get`` (the median of ``--runs``), and the top-level modules a
   keyword-only search imports;
+* a paired run against OpenClaw 2026.9.6's CLI (``openclaw memory search --json``,
+  keyword-only as its ``provider: "none"``) on the same workspace: wall time and
+  peak RSS of each process, beside ``memdeck search --mode fts``'s;
+* the app's start on the demo workspace (``tests.bench.bench_tui``'s measure: launch
+  to a usable search box, and to the provider shown);
 
 each timing beside the machine's load average. Results go to
 tests/bench/results/cost.json; docs/benchmarks/ keeps the dated reports.
@@ -135,10 +140,89 @@ def cli_times(ws: Path, index: Path, state: Path, runs: int) -> dict[str, Any]:
     return out
 
 
+#: GNU time prints the command's own peak RSS: a child forked from this (large) process
+#: would report the parent's pages as its high-water mark until its exec
+_GNU_TIME = "/usr/bin/time"
+
+
+def _timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MiB) of one process (RSS 0 without GNU time)."""
+    wrap = [_GNU_TIME, "-f", "PEAK_RSS_KB %M"] if Path(_GNU_TIME).exists() else []
+    t0 = time.perf_counter()
+    proc = subprocess.run([*wrap, *argv], env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[:3]} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    peak = [x for x in proc.stderr.splitlines() if x.startswith("PEAK_RSS_KB ")]
+    return wall, int(peak[-1].split()[1]) / 1024 if peak else 0.0
+
+
+def paired_openclaw(ws: Path, root: Path, runs: int) -> dict[str, Any] | None:
+    """``openclaw memory search --json`` against ``memdeck search --mode fts`` on the
+    same workspace and query, alternating, keyword-only on both sides (OpenClaw with
+    ``provider: "none"``, each with its own index built first)."""
+    from tests.openclaw.reference import PREFIX, Reference
+
+    ref = Reference(PREFIX)
+    if not ref.launcher.exists():
+        common.log("OpenClaw is not installed (bash scripts/install_openclaw.sh): no paired run")
+        return None
+    home = root / "openclaw-home"
+    home.mkdir()
+    ref.cli(home, ws, "memory", "index")  # writes its config and builds its index
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(home),
+        "OPENCLAW_HOME": str(home),
+        "OPENCLAW_STATE_DIR": str(home / "state"),
+        "OPENCLAW_CONFIG_PATH": str(home / "openclaw.json"),
+        "NO_COLOR": "1",
+        "CI": "1",
+    }
+    query = "Caroline support group"
+    state = root / "paired-memdeck"
+    ours_env = {**os.environ, "OPENCLAW_STATE_DIR": str(state), "MEMDECK_HOME": str(state)}
+    memdeck = [sys.executable, "-m", "engine.cli.main"]
+    subprocess.run([*memdeck, "index", "-w", str(ws)], env=ours_env, cwd=REPO, check=True,
+                   capture_output=True)  # fmt: skip
+    theirs, ours = [], []
+    loads = []
+    for _ in range(runs):
+        loads.append(load())
+        theirs.append(_timed([str(ref.launcher), "memory", "search", "--json", query], env, home))
+        ours.append(
+            _timed([*memdeck, "search", query, "--mode", "fts", "-w", str(ws)], ours_env, REPO)
+        )
+    o_wall = statistics.median(w for w, _ in theirs)
+    m_wall = statistics.median(w for w, _ in ours)
+    return {
+        "query": query,
+        "openclaw_median_s": round(o_wall, 3),
+        "openclaw_peak_rss_mib": round(max(r for _, r in theirs), 1),
+        "memdeck_fts_median_s": round(m_wall, 3),
+        "memdeck_fts_peak_rss_mib": round(max(r for _, r in ours), 1),
+        "times_faster": round(o_wall / m_wall, 1),
+        "load": loads,
+    }
+
+
+def app_start(runs: int) -> dict[str, Any]:
+    from tests.bench.bench_tui import measure_startup
+
+    before = load()
+    got = measure_startup(runs)
+    got.pop("runs")
+    return {**{k: round(v, 3) if isinstance(v, float) else v for k, v in got.items()},
+            "load_before": before, "load_after": load()}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--conv", type=int, default=5, help="LoCoMo conversation (default 5)")
     parser.add_argument("--runs", type=int, default=5, help="CLI calls per timing")
+    parser.add_argument(
+        "--only-times", action="store_true", help="skip the cold indexes (CLI and app times)"
+    )
     args = parser.parse_args(argv)
     data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
     conv = build_conversation(args.conv, data[args.conv])
@@ -148,13 +232,19 @@ def main(argv: list[str] | None = None) -> None:
         for rel, text in conv.files.items():
             common.write_if_changed(ws / rel, text)
         runs = []
-        for line_vectors in (True, False):
+        for line_vectors in (True, False) if not args.only_times else (True,):
             state = root / f"state-{'lines' if line_vectors else 'chunks'}"
             shutil.rmtree(state, ignore_errors=True)
             common.log(f"cold index, line vectors {'on' if line_vectors else 'off'}")
             runs.append(cold_index(ws, state, line_vectors))
+        if args.only_times:
+            runs.append(runs[0])
         common.log("CLI calls")
         cli = cli_times(ws, root / "state-lines" / "index.memdeck.sqlite", root / "cli", args.runs)
+        common.log("paired with OpenClaw's CLI")
+        paired = paired_openclaw(ws, root, args.runs)
+    common.log("the app's start on the demo workspace")
+    app = app_start(args.runs)
     with_lines, without = runs
     payload = {
         "machine": common.machine_info(),
@@ -163,6 +253,8 @@ def main(argv: list[str] | None = None) -> None:
         "without_line_vectors": without,
         "index_time_ratio": round(with_lines["seconds"] / without["seconds"], 2),
         "cli": cli,
+        "paired_openclaw": paired,
+        "app_start": app,
     }
     path = common.write_results("cost", payload)
     print(
@@ -186,10 +278,32 @@ def main(argv: list[str] | None = None) -> None:
                     f"{with_lines['kb_per_s']}, {with_lines['chunks_per_s']}",
                 ],
                 *[
-                    [f"memdeck {k} (median)", f"{v['median_s']} s"]
+                    [f"memdeck {k} (median)", f"{v['median_s']} s (load {v['load'][0]})"]
                     for k, v in cli.items()
                     if isinstance(v, dict)
                 ],
+                *(
+                    [
+                        [
+                            "OpenClaw CLI search (median, peak RSS)",
+                            f"{paired['openclaw_median_s']} s, "
+                            f"{paired['openclaw_peak_rss_mib']} MiB",
+                        ],
+                        [
+                            "memdeck search --mode fts, same run",
+                            f"{paired['memdeck_fts_median_s']} s, "
+                            f"{paired['memdeck_fts_peak_rss_mib']} MiB "
+                            f"(×{paired['times_faster']} faster)",
+                        ],
+                    ]
+                    if paired
+                    else []
+                ),
+                [
+                    "app: launch → usable search box (median)",
+                    f"{app['to_usable_s_median']} s (load {app['load_before']})",
+                ],
+                ["app: launch → provider shown (median)", f"{app['to_ready_s_median']} s"],
             ],
             title=f"cost of the default, LoCoMo conv-{args.conv}",
         )
