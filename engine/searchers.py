@@ -30,6 +30,7 @@ from engine.config.settings import MemorySearchSettings, Settings
 from engine.embeddings.base import EmbeddingProvider
 from engine.index.index_store import IndexStore
 from engine.memory.recall import (
+    OPENCLAW_MODE_PREFIX,
     QMD_MODE_PREFIX,
     ReturnedText,
     record_results,
@@ -304,7 +305,7 @@ class OpenClawSearcher:
             self.host,
             request.query,
             outcome.results,
-            mode=outcome.mode,
+            mode=f"{OPENCLAW_MODE_PREFIX}{outcome.mode}",
             max_results=outcome.max_results,
             min_score=outcome.min_score,
             client=request.client,

@@ -32,6 +32,8 @@ from engine.index.db import Database, DatabaseError
 
 #: The ``mode`` of a search qmd answered starts with this (``qmd:query``).
 QMD_MODE_PREFIX = "qmd:"
+#: The ``mode`` of a search the ``openclaw`` profile answered (``openclaw:hybrid``).
+OPENCLAW_MODE_PREFIX = "openclaw:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +77,19 @@ class RecallSearch:
 
     @property
     def backend(self) -> str:
-        """Which backend answered: ``"qmd"`` or ``"builtin"``."""
-        return "qmd" if self.mode.startswith(QMD_MODE_PREFIX) else "builtin"
+        """Who answered: ``"qmd"``, ``"openclaw"`` (the profile: OpenClaw 2026.9.6's
+        ranking on the builtin files) or ``"builtin"`` (memdeck's ranking)."""
+        if self.mode.startswith(QMD_MODE_PREFIX):
+            return "qmd"
+        return "openclaw" if self.mode.startswith(OPENCLAW_MODE_PREFIX) else "builtin"
+
+    @property
+    def mode_name(self) -> str:
+        """The mode without the backend's prefix (``fts``, ``hybrid``, qmd's ``query``…)."""
+        for prefix in (QMD_MODE_PREFIX, OPENCLAW_MODE_PREFIX):
+            if self.mode.startswith(prefix):
+                return self.mode[len(prefix) :]
+        return self.mode
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 from engine.index.db import DatabaseError
 from engine.index.index_store import IndexStore
 from engine.index.recall_log import (
+    OPENCLAW_MODE_PREFIX,
     QMD_MODE_PREFIX,
     HitRow,
     RecallCounts,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CLIENT_CHARS",
     "MAX_STORED_QUERY_CHARS",
+    "OPENCLAW_MODE_PREFIX",
     "QMD_MODE_PREFIX",
     "RecallEvent",
     "RecallSearch",

@@ -30,6 +30,13 @@ def test_index_status_search_get_roundtrip(cli, workspace_dir: Path) -> None:
     assert r.returncode == 0, r.stderr
     idx = json.loads(r.stdout)
     assert idx["full"] is True and idx["files"] == 2
+    # the two files' bytes and the chunks embedded, over the sync's seconds
+    size = sum(p.stat().st_size for p in workspace_dir.rglob("*.md"))
+    seconds = idx["duration_s"]
+    assert idx["kb_per_s"] > 0
+    assert idx["kb_per_s"] == pytest.approx(size / 1024 / seconds, rel=0.05, abs=0.1)
+    per_s = idx["chunks_embedded"] / seconds
+    assert idx["chunks_per_s"] == pytest.approx(per_s, rel=0.05, abs=0.01)
 
     st = json.loads(cli("status", "-w", ws, "--json").stdout)
     for key in (
@@ -162,6 +169,9 @@ def test_openclaw_profile_searches_are_recorded_in_the_recall_log(
         ("cli", "zebra-unicorn"),
     ]
     for row, answer in zip(rows, answers, strict=True):
+        # told apart from memdeck's own ranking in the Agent activity view
+        assert row.mode == f"openclaw:{answer['mode']}" and row.backend == "openclaw"
+        assert row.mode_name == answer["mode"]
         assert [(h.path, h.start_line, h.end_line) for h in row.results] == [
             (r["path"], r["startLine"], r["endLine"]) for r in answer["results"]
         ]

@@ -302,6 +302,6 @@ def test_qmd_searches_from_an_mcp_process_appear_and_replay_beside_the_builtin_r
     qmd_files = {r["path"] for r in got["mcp"]["results"]}
     shared = len(qmd_files & set(got["pane"]))
     assert got["pane"] and (
-        f"shown is memdeck's builtin ranking of the same query ({shared} of the "
-        f"{len(qmd_files)} files qmd returned are in it)"
+        f"shown is memdeck's own ranking of the same query ({shared} of the "
+        f"{len(qmd_files)} files it returned are in it)"
     ) in " ".join(got["notes"])

@@ -29,7 +29,7 @@ from textual.worker import Worker
 
 from engine.core import Engine
 from engine.index.db import DatabaseError
-from engine.memory.recall import QMD_MODE_PREFIX, RecallSearch, load_searches
+from engine.memory.recall import RecallSearch, load_searches
 
 POLL_S = 1.0
 MAX_ROWS = 500
@@ -267,11 +267,10 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
         text.append(f"{s.client}", style="bold")
         text.append(f" at {moment}: ")
         text.append(f"{s.query}\n", style="bold")
-        answered = (
-            f"qmd ({s.mode.removeprefix(QMD_MODE_PREFIX)})"
-            if s.backend == "qmd"
-            else f"mode {s.mode}"
-        )
+        answered = {
+            "qmd": f"qmd ({s.mode_name})",
+            "openclaw": f"OpenClaw's ranking (--profile openclaw, mode {s.mode_name})",
+        }.get(s.backend, f"mode {s.mode}")
         text.append(
             f"{answered} · maxResults {s.max_results} · minScore {s.min_score:g} · "
             f"{len(s.results)} returned\n",
@@ -282,9 +281,10 @@ class AgentActivityScreen(Screen[RecallSearch | None]):
             text.append(f"{h.path}:{h.start_line}-{h.end_line}\n")
         if not s.results:
             text.append("nothing scored above minScore — Enter shows why in the why-not list\n")
-        if s.backend == "qmd":
+        if s.backend != "builtin":
+            who = "qmd" if s.backend == "qmd" else "OpenClaw's ranking"
             text.append(
-                "qmd answered this search; Enter runs it on memdeck's builtin index beside it\n",
+                f"{who} answered this search; Enter runs it with memdeck's ranking beside it\n",
                 style="italic",
             )
         detail.update(text)

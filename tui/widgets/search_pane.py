@@ -384,13 +384,14 @@ class SearchPane(Vertical):
         _, expected, label, backend = self._replay
         self._replay = None
         got = [(c.path, c.start_line, c.end_line) for c in outcome.results]
-        if backend == "qmd":
+        if backend in ("qmd", "openclaw"):
             files = {p for p, _, _ in expected}
             shared = len(files & {c.path for c in outcome.results})
-            self.replay_verdict = "qmd"
+            self.replay_verdict = backend
+            who = "qmd" if backend == "qmd" else "OpenClaw's ranking (--profile openclaw)"
             self.app.notify(
-                f"qmd answered {label}; shown is memdeck's builtin ranking of the same query "
-                f"({shared} of the {len(files)} files qmd returned are in it).",
+                f"{who} answered {label}; shown is memdeck's own ranking of the same query "
+                f"({shared} of the {len(files)} files it returned are in it).",
                 timeout=6,
             )
         elif got == expected:
