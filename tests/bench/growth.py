@@ -39,7 +39,9 @@ from tests.bench import common, scale, synthetic
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 RESULTS = common.RESULTS_DIR / "growth.json"
-INDEXES = ("fts", "hash")
+#: ``lines``: HashEmbedder vectors with a vector per unit (line or paragraph) as well,
+#: stored as the default configuration stores the local model's (``store.lineVectors``)
+INDEXES = ("fts", "hash", "lines")
 
 
 def _commit() -> str:
@@ -59,19 +61,26 @@ def _root(n: int, seed: int) -> Path:
 
 # -- children -----------------------------------------------------------------------
 def child_index(n: int, seed: int, kind: str) -> dict[str, Any]:
-    """Cold index of one kind (``fts``: no provider; ``hash``: HashEmbedder vectors)."""
+    """Cold index of one kind (``fts``: no provider; ``hash``: HashEmbedder vectors;
+    ``lines``: HashEmbedder vectors per chunk and per unit, the default's shape)."""
     root = _root(n, seed)
-    provider = synthetic.HashEmbedder() if kind == "hash" else None
+    provider = synthetic.HashEmbedder() if kind != "fts" else None
     common.log(f"{n}: cold index ({kind})")
-    out = scale.cold_index(root / "ws", root / f"state-{kind}", provider)
+    lines = True if kind == "lines" else None
+    out = scale.cold_index(root / "ws", root / f"state-{kind}", provider, line_vectors=lines)
     out["peak_rss_mb"] = round(scale.vm_hwm_mb(), 1)
     return out
 
 
-def child_latency(n: int, seed: int, n_queries: int) -> dict[str, Any]:
-    """FTS-only and hybrid latency on the hash-vector index, MiniLM query embedding."""
+def child_latency(n: int, seed: int, n_queries: int, kind: str = "hash") -> dict[str, Any]:
+    """FTS-only and hybrid latency on the hash-vector index (``lines``: the one with
+    unit vectors too, ranked as the default ranks), MiniLM query embedding."""
     root = _root(n, seed)
-    engine = common.open_engine(root / "ws", root / "state-hash", synthetic.HashEmbedder())
+    state = root / f"state-{kind}"
+    if kind == "lines":
+        engine = scale.open_with_line_vectors(root / "ws", state, synthetic.HashEmbedder(), True)
+    else:
+        engine = common.open_engine(root / "ws", state, synthetic.HashEmbedder())
     qprov, qname = scale.query_embedder()
     qprov.embed_query("warm up the model")
     queries = synthetic.queries(n_queries, seed)
@@ -144,6 +153,7 @@ def table() -> str:
     rows = []
     for n, e in sorted(data.get("sizes", {}).items(), key=lambda kv: int(kv[0])):
         lat = e.get("latency")
+        lines = e.get("latency_lines")
         rows.append(
             [
                 f"{int(n):,}",
@@ -168,6 +178,15 @@ def table() -> str:
                 _cell(lat, "hybrid", "vector_p50", fmt="{:.1f}"),
                 _cell(lat, "first_hybrid_ms", fmt="{:.0f}"),
                 _cell(lat, "peak_rss_mb", fmt="{:.0f}"),
+                _cell(e, "index_lines", "seconds", fmt="{:.1f}"),
+                _cell(e, "index_lines", "index_mb", fmt="{:.1f}"),
+                _cell(e, "index_lines", "peak_rss_mb", fmt="{:.0f}"),
+                (
+                    f"{lines['hybrid']['total']['p50']:.1f} / {lines['hybrid']['total']['p95']:.1f}"
+                    if lines
+                    else "–"
+                ),
+                _cell(lines, "peak_rss_mb", fmt="{:.0f}"),
             ]
         )
     return common.table(
@@ -186,9 +205,17 @@ def table() -> str:
             "of it vector p50 ms",
             "first hybrid ms",
             "peak RSS searching MB",
+            "default shape: cold index s",
+            "index MB",
+            "peak RSS MB",
+            "hybrid p50/p95 ms",
+            "peak RSS searching MB",
         ],
         rows,
-        title="How cost grows (synthetic daily logs, 400-token chunks)",
+        title=(
+            "How cost grows (synthetic daily logs, 400-token chunks; vectors from the hash "
+            "stand-in; 'default shape' = a vector per unit as well, as the default stores)"
+        ),
     )
 
 
@@ -199,13 +226,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=synthetic.DEFAULT_SEED)
     ap.add_argument("--queries", type=int, default=30, help="timed queries per cell")
     ap.add_argument("--only", choices=INDEXES, help="index: build only this index")
+    ap.add_argument(
+        "--latency-on",
+        choices=("hash", "lines"),
+        default="hash",
+        help="latency: the index to search (lines: with unit vectors, the default's shape)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--size", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.phase == "child":
         if args.child == "latency":
-            data = child_latency(args.size, args.seed, args.queries)
+            data = child_latency(args.size, args.seed, args.queries, args.latency_on)
         else:
             data = child_index(args.size, args.seed, args.child)
         args.out.write_text(json.dumps(data))
@@ -231,7 +264,20 @@ def main(argv: list[str] | None = None) -> None:
         jobs = (
             [(f"index_{k}", ["child", "--child", k]) for k in steps]
             if args.phase == "index"
-            else [("latency", ["child", "--child", "latency", "--queries", str(args.queries)])]
+            else [
+                (
+                    "latency" if args.latency_on == "hash" else "latency_lines",
+                    [
+                        "child",
+                        "--child",
+                        "latency",
+                        "--queries",
+                        str(args.queries),
+                        "--latency-on",
+                        args.latency_on,
+                    ],
+                )
+            ]
         )
         for step, child_args in jobs:
             before = os.getloadavg()

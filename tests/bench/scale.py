@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -68,11 +69,18 @@ def index_bytes(state_dir: Path) -> int:
     return sum(p.stat().st_size for p in state_dir.glob("index.memdeck.sqlite*"))
 
 
-def cold_index(ws: Path, state: Path, provider: EmbeddingProvider | None) -> dict[str, Any]:
-    """Index ``ws`` from nothing (fresh state dir) and time it."""
+def cold_index(
+    ws: Path, state: Path, provider: EmbeddingProvider | None, line_vectors: bool | None = None
+) -> dict[str, Any]:
+    """Index ``ws`` from nothing (fresh state dir) and time it; ``line_vectors``
+    overrides ``store.lineVectors`` (None: the default, on for the local model only)."""
     if state.exists():
         shutil.rmtree(state)
-    engine = common.open_engine(ws, state, provider)
+    engine = (
+        common.open_engine(ws, state, provider)
+        if line_vectors is None
+        else open_with_line_vectors(ws, state, provider, line_vectors)
+    )
     spent: list[float] = []
     maintain = Store.maintain_keyword_index
 
@@ -103,6 +111,16 @@ def cold_index(ws: Path, state: Path, provider: EmbeddingProvider | None) -> dic
         "keyword_postings_s": round(sum(spent), 2),
         "keyword_postings_mb": round(int(postings_mb) / 2**20, 1),
     }
+
+
+def open_with_line_vectors(
+    ws: Path, state: Path, provider: EmbeddingProvider | None, line_vectors: bool
+) -> Engine:
+    """An engine on a benchmark workspace with ``store.lineVectors`` set."""
+    settings = common.bench_settings(ws, state)
+    ms = settings.memory_search
+    ms = dataclasses.replace(ms, store=dataclasses.replace(ms.store, line_vectors=line_vectors))
+    return Engine(dataclasses.replace(settings, memory_search=ms), provider=provider)
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
