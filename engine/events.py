@@ -32,6 +32,9 @@ class SyncProgress:
     eta_seconds: float | None = None
     requests: int = 0  # embedding HTTP requests sent so far in this sync (remote providers)
     retries: int = 0  # of which retries (429, 5xx, timeouts)
+    #: KB of the files written so far over the seconds since the sync started (0 before
+    #: the first file is written)
+    kb_per_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,18 @@ class SyncDone:
     #: False when the sync looked only at the files the watcher reported changed
     #: instead of listing the workspace (``Engine.sync(paths=...)``)
     listed: bool = True
+    #: bytes of the files indexed (read, chunked and written) by this sync
+    bytes_indexed: int = 0
+
+    @property
+    def kb_per_s(self) -> float:
+        """KB of the files indexed per second of the sync (0 when nothing was)."""
+        return self.bytes_indexed / 1024 / self.duration if self.duration > 0 else 0.0
+
+    @property
+    def chunks_per_s(self) -> float:
+        """Chunks embedded per second of the sync."""
+        return self.chunks_embedded / self.duration if self.duration > 0 else 0.0
 
 
 @dataclass(frozen=True)

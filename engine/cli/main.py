@@ -357,6 +357,10 @@ def cmd_index(args: argparse.Namespace) -> int:
         "chunks_embedded": done.chunks_embedded,
         "cache_hits": done.cache_hits,
         "duration_s": round(done.duration, 3),
+        # the files indexed by this sync (their Markdown's bytes) and chunks embedded,
+        # per second of the whole sync
+        "kb_per_s": round(done.kb_per_s, 1),
+        "chunks_per_s": round(done.chunks_per_s, 2),
         "errors": list(done.errors),
         "files": st.files,
         "chunks": st.chunks,

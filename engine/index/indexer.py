@@ -86,6 +86,13 @@ class SyncStats:
     requests: int = 0  # embedding requests (remote providers report them)
     retries: int = 0
     deferred: int = 0  # chunks waiting in remote batch jobs (remote.batch.wait = false)
+    bytes_indexed: int = 0  # of the files written
+    started: float = field(default_factory=time.perf_counter)
+
+    def kb_per_s(self) -> float:
+        """KB of the files written so far per second since the sync started."""
+        elapsed = time.perf_counter() - self.started
+        return self.bytes_indexed / 1024 / elapsed if elapsed > 0 else 0.0
 
 
 def index_fingerprint(
@@ -243,6 +250,7 @@ class Indexer:
             duration=time.perf_counter() - started,
             errors=tuple(stats.errors),
             listed=only is None,
+            bytes_indexed=stats.bytes_indexed,
         )
         if publish_done:
             self.bus.publish(done_event)
@@ -440,6 +448,7 @@ class Indexer:
                 error=(embed_error or BATCH_PENDING) if incomplete else None,
             )
             stats.files_indexed += 1
+            stats.bytes_indexed += f.size
         self._progress("write", files_done, files_total, stats)
 
     def _embed_all(
@@ -578,6 +587,7 @@ class Indexer:
                 eta_seconds=(total - embedded) / rate if rate > 0 else None,
                 requests=stats.requests + (p.requests if p else 0),
                 retries=stats.retries + (p.retries if p else 0),
+                kb_per_s=stats.kb_per_s(),
             )
         )
 
@@ -597,6 +607,7 @@ class Indexer:
                 files_total=total,
                 chunks_embedded=stats.chunks_embedded,
                 cache_hits=stats.cache_hits,
+                kb_per_s=stats.kb_per_s(),
             )
         )
 

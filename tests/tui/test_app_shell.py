@@ -54,7 +54,17 @@ def test_monitor_shows_index_facts_and_live_progress(fts_engine, make_app) -> No
         def publish() -> None:
             bus.publish(SyncStarted(reason="reindex", full=True))
             bus.publish(
-                SyncProgress("embed", 3, 10, 250, 1000, cache_hits=40, rate=125.0, eta_seconds=6.0)
+                SyncProgress(
+                    "embed",
+                    3,
+                    10,
+                    250,
+                    1000,
+                    cache_hits=40,
+                    rate=125.0,
+                    eta_seconds=6.0,
+                    kb_per_s=12.5,
+                )
             )
             bus.publish(FileError("memory/bad.md", "looks binary (NUL bytes), not indexed"))
             bus.publish(SearchTimed("x", "fts", 12.5))
@@ -68,7 +78,9 @@ def test_monitor_shows_index_facts_and_live_progress(fts_engine, make_app) -> No
         bar = monitor.query_one("#monitor-progress", ProgressBar)
         assert (bar.total, bar.progress) == (1000, 250)
         label = str(monitor.query_one("#monitor-progress-label", Label).content)
-        assert label == ("embedding 250/1000 chunks · 125 chunks/s · ETA 6.0 s · 40 cache hits")
+        assert label == (
+            "embedding 250/1000 chunks · 125 chunks/s · 12.5 KB/s · ETA 6.0 s · 40 cache hits"
+        )
         assert monitor.query_one("#spark-search", Sparkline).data == [12.5, 30.0]
         errors = monitor.query_one("#monitor-errors", RichLog)
         assert any("memory/bad.md: looks binary" in line.text for line in errors.lines)

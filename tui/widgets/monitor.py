@@ -218,6 +218,8 @@ class MonitorPane(VerticalScroll):
             text = f"{p.phase}: {p.files_done}/{p.files_total} files"
         if p.rate:
             text += f" · {p.rate:.0f} chunks/s"
+        if p.kb_per_s:
+            text += f" · {p.kb_per_s:.1f} KB/s"
         if p.eta_seconds is not None:
             text += f" · ETA {duration(p.eta_seconds)}"
         if p.cache_hits:
