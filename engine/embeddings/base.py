@@ -111,3 +111,29 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(arr, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.asarray(arr / norms, dtype=np.float32)
+
+
+#: One line-offset span (first, last line of a chunk, 0-based, inclusive) per unit.
+UnitSpans = Sequence[tuple[int, int]]
+
+
+@runtime_checkable
+class LateUnits(Protocol):
+    """A provider that embeds a chunk's units from the chunk's own forward pass
+    (``engine.embeddings.late_units``): one run of the model gives the chunk's
+    vector and, mean-pooled over each unit's tokens, its units' vectors."""
+
+    #: part of the unit vectors' space key: matrices pooled another way are not mixed
+    unit_pooling: str
+
+    def embed_with_units(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[UnitSpans],
+        progress: ProgressCallback | None = None,
+    ) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """(the chunks' vectors, as ``embed_documents`` gives them; per chunk its
+        units' normalised vectors, one row per span, or None where the units cannot
+        be pooled from the chunk's run: the chunk is longer than the model's context
+        or its tokens are not its lines' tokens end to end)."""
+        ...

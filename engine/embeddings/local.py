@@ -21,7 +21,14 @@ import numpy as np
 
 from engine.config.settings import LocalSettings
 from engine.embeddings.base import EmbedProgress as _Progress
-from engine.embeddings.base import ProgressCallback, ProviderError, QueryRest, normalize_rows
+from engine.embeddings.base import (
+    ProgressCallback,
+    ProviderError,
+    QueryRest,
+    UnitSpans,
+    normalize_rows,
+)
+from engine.embeddings.late_units import line_token_starts, pool_units
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -75,6 +82,65 @@ def _pooled_embedding(llm: Llama, tokens: list[int], dims: int) -> np.ndarray:
     return np.ctypeslib.as_array(ptr, shape=(dims,)).astype(np.float32)
 
 
+def _token_rows(llm: Llama, seqs: list[list[int]], dims: int) -> list[np.ndarray]:
+    """Each sequence's last-layer token rows (tokens × dims) from a context without
+    pooling, as few sequences per run of the model as fit its batch (the caller
+    holds the provider's lock; every sequence fits the batch)."""
+    import llama_cpp
+
+    out: list[np.ndarray] = []
+    batch = llm._batch
+    n_seq_max = int(llm.context_params.n_seq_max)
+
+    def run(group: list[list[int]]) -> None:
+        try:
+            llm._ctx.kv_cache_clear()  # type: ignore[no-untyped-call]
+            llm._ctx.decode(batch)
+        except RuntimeError as exc:
+            raise ProviderError(f"local embedding failed: {exc}") from exc
+        finally:
+            batch.reset()  # type: ignore[no-untyped-call]
+        n = sum(len(s) for s in group)
+        ptr = llama_cpp.llama_get_embeddings(llm._ctx.ctx)
+        if not ptr:
+            raise ProviderError("local embedding failed: llama.cpp returned no token rows")
+        rows = np.ctypeslib.as_array(ptr, shape=(n, dims)).copy()
+        at = 0
+        for s in group:
+            out.append(rows[at : at + len(s)])
+            at += len(s)
+
+    group: list[list[int]] = []
+    used = 0
+    batch.reset()  # type: ignore[no-untyped-call]
+    for tokens in seqs:
+        if group and (used + len(tokens) > llm.n_batch or len(group) >= n_seq_max):
+            run(group)
+            group, used = [], 0
+        batch.add_sequence(tokens, len(group), True)
+        group.append(tokens)
+        used += len(tokens)
+    if group:
+        run(group)
+    return out
+
+
+def _drop_log(level: int, text: bytes, user_data: object) -> None:
+    """A llama.cpp log callback that prints nothing."""
+
+
+#: the ctypes wrapper of :func:`_drop_log`, made once and kept alive while llama.cpp holds it
+_QUIET: list[object] = []
+
+
+def _quiet_log() -> object:
+    if not _QUIET:
+        import llama_cpp
+
+        _QUIET.append(llama_cpp.llama_log_callback(_drop_log))
+    return _QUIET[0]
+
+
 def _default_threads() -> int:
     return max(1, min(8, os.cpu_count() or 1))
 
@@ -94,6 +160,7 @@ class LocalProvider:
         n_threads: int | None = None,
         env: Mapping[str, str] = os.environ,
         on_download: Callable[[DownloadProgress], None] | None = None,
+        late_units: bool = False,
     ):
         self.path = Path(path)
         self.uri = uri
@@ -104,6 +171,12 @@ class LocalProvider:
         self._env = env
         self._on_download = on_download
         self._llm: Llama | None = None
+        #: the same model without pooling: token rows for :meth:`embed_with_units`
+        self._token_llm: Llama | None = None
+        #: whether documents' units are pooled from the chunk's run
+        #: (``engine.embeddings.late_units``); part of the unit vectors' space key
+        self.late_units = late_units
+        self.unit_pooling = "late-1" if late_units else "separate"
         self._dims: int | None = None
         self._fingerprint: dict[str, object] | None = None
         self._lock = threading.Lock()
@@ -145,19 +218,7 @@ class LocalProvider:
             from llama_cpp import Llama
         except ImportError as exc:  # pragma: no cover - depends on installation
             raise ProviderError(f"llama-cpp-python is not installed: {exc}") from exc
-        try:
-            llm = Llama(
-                model_path=str(self.path),
-                embedding=True,
-                n_ctx=self.n_ctx,
-                n_batch=self.n_ctx,
-                n_ubatch=self.n_ctx,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError, OSError) as exc:
-            raise ProviderError(f"cannot load local embedding model {self.path}: {exc}") from exc
+        llm = self._open(Llama)
         from llama_cpp import LLAMA_POOLING_TYPE_NONE
 
         if int(llm.pooling_type()) == LLAMA_POOLING_TYPE_NONE:  # typed str, is an int
@@ -170,6 +231,44 @@ class LocalProvider:
         self._dims = int(llm.n_embd())
         self._llm = llm
         return llm
+
+    def _open(self, llama: type[Llama], **extra: object) -> Llama:
+        """A llama.cpp context on the model file (the caller holds the lock)."""
+        try:
+            return llama(
+                model_path=str(self.path),
+                embedding=True,
+                n_ctx=self.n_ctx,
+                n_batch=self.n_ctx,
+                n_ubatch=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                verbose=False,
+                **extra,  # type: ignore[arg-type]
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ProviderError(f"cannot load local embedding model {self.path}: {exc}") from exc
+
+    def _ensure_token_model(self) -> Llama:
+        """The model without pooling, beside the pooled one (the caller holds the
+        lock). Its weights are the same mapped file, so it costs a context, not a
+        second copy of the model."""
+        if self._token_llm is None:
+            import ctypes
+
+            import llama_cpp
+            from llama_cpp import _logger
+
+            # llama.cpp warns on stderr that the pooling differs from the model's: it
+            # is meant to, and the warning would land in the middle of `memdeck index`
+            llama_cpp.llama_log_set(_quiet_log(), ctypes.c_void_p(0))
+            try:
+                self._token_llm = self._open(
+                    llama_cpp.Llama, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE
+                )
+            finally:
+                llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
+        return self._token_llm
 
     @property
     def dims(self) -> int:
@@ -333,11 +432,72 @@ class LocalProvider:
                 progress(_Progress(done, len(texts), requests=start // DOC_BATCH + 1))
         return np.vstack(parts)
 
+    def embed_with_units(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[UnitSpans],
+        progress: ProgressCallback | None = None,
+    ) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """:class:`~engine.embeddings.base.LateUnits`: each chunk's vector (the mean of
+        its token rows: the pooled embedding, to float32 rounding) and its units'
+        vectors from the same run of the model. A model that is not mean pooled, or
+        ``late_units`` off, gives the chunks' vectors and no units."""
+        if not texts:
+            return np.zeros((0, self.dims), dtype=np.float32), []
+        if not self.late_units:
+            return self.embed_documents(texts, progress), [None] * len(texts)
+        vectors: list[np.ndarray] = []
+        units: list[np.ndarray | None] = []
+        for start in range(0, len(texts), DOC_BATCH):
+            part = slice(start, start + DOC_BATCH)
+            got = self._late_batch(texts[part], spans[part])
+            if got is None:  # not mean pooled: the chunks as before, units on their own
+                self.late_units, self.unit_pooling = False, "separate"
+                return self.embed_with_units(texts, spans, progress)
+            vectors += got[0]
+            units += got[1]
+            if progress:
+                done = min(len(texts), start + DOC_BATCH)
+                progress(_Progress(done, len(texts), requests=start // DOC_BATCH + 1))
+        return normalize_rows(np.stack(vectors)), units
+
+    def _late_batch(
+        self, texts: Sequence[str], spans: Sequence[UnitSpans]
+    ) -> tuple[list[np.ndarray], list[np.ndarray | None]] | None:
+        """One slice of :meth:`embed_with_units` (None: the model is not mean pooled)."""
+        from llama_cpp import LLAMA_POOLING_TYPE_MEAN
+
+        with self._lock:
+            if int(self._ensure_loaded().pooling_type()) != LLAMA_POOLING_TYPE_MEAN:
+                return None
+            tok = self._ensure_token_model()
+            assert self._dims is not None
+
+            def tokenize(text: str, special: bool) -> list[int]:
+                try:
+                    return list(tok.tokenize(text.encode("utf-8"), add_bos=special, special=False))
+                except (ValueError, RuntimeError) as exc:
+                    raise ProviderError(f"local embedding failed: {exc}") from exc
+
+            seqs = [tokenize(text, True) for text in texts]
+            starts = [
+                line_token_starts(tokenize, text, ids) if len(ids) <= tok.n_batch else None
+                for text, ids in zip(texts, seqs, strict=True)
+            ]
+            rows = _token_rows(tok, [ids[: tok.n_batch] for ids in seqs], self._dims)
+        units = [
+            None if at is None else pool_units(r, at, unit_spans)
+            for r, at, unit_spans in zip(rows, starts, spans, strict=True)
+        ]
+        return [r.mean(axis=0) for r in rows], units
+
     def close(self) -> None:
         with self._lock:
             llm, self._llm = self._llm, None
+            tok, self._token_llm = self._token_llm, None
             self._threads_now = None
             self._queries.clear()
-        if llm is not None:
-            with contextlib.suppress(Exception):
-                llm.close()
+        for one in (llm, tok):
+            if one is not None:
+                with contextlib.suppress(Exception):
+                    one.close()

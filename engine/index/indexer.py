@@ -29,7 +29,12 @@ from engine.embeddings.multimodal import media_label, media_types, multimodal_sc
 from engine.events import EventBus, FileError, SyncDone, SyncProgress, SyncStarted
 from engine.index.chunking import CHUNKING_VERSION, chunk_markdown
 from engine.index.index_store import IndexStore
-from engine.index.line_vectors import embed_missing_lines
+from engine.index.line_vectors import (
+    embed_chunks_with_units,
+    embed_missing_lines,
+    late_units,
+    space_key,
+)
 from engine.index.store import SCHEMA_VERSION, FileRecord, NewChunk
 from engine.workspace.files import (
     MAX_INDEX_BYTES,
@@ -167,6 +172,8 @@ class Indexer:
         self.cancel = cancel or threading.Event()
         self._media: dict[str, tuple[str, SourceFile]] = {}  # media chunk hash → (mime, file)
         self._empty_vectors = 0  # NaN/zero vectors the provider returned (not stored)
+        #: chunks embedded with their units whose units could not be pooled from the run
+        self._separate_units: set[str] = set()
 
     def sync(
         self,
@@ -265,10 +272,7 @@ class Indexer:
         reported like any embedding failure and leaves the chunks without line
         vectors (search then uses the chunk's own cosine); the next sync retries.
         """
-        if self.provider is None or self.store.dims is None:
-            return
-        wanted = self.ms.store.line_vectors
-        if not (self.provider.id == "local" if wanted is None else wanted):
+        if self.provider is None or self.store.dims is None or not self._wants_lines():
             return
         try:
             embed_missing_lines(
@@ -276,9 +280,19 @@ class Indexer:
                 self.provider,
                 use_cache=self.ms.cache.enabled,
                 check_cancel=self._check_cancel,
+                separate=self._separate_units,
             )
+            self._separate_units.clear()
         except (ProviderError, EmbeddingsDeferred) as exc:
             self._error(stats, "(provider)", f"line embedding failed: {exc}")
+
+    def _wants_lines(self) -> bool:
+        """Whether chunks get unit vectors (``store.vector.lines``; by default with
+        the local provider only)."""
+        wanted = self.ms.store.line_vectors
+        return self.provider is not None and (
+            self.provider.id == "local" if wanted is None else wanted
+        )
 
     def _read(self, f: SourceFile, stats: SyncStats) -> tuple[SourceFile, bytes] | None:
         """The file's bytes and its size/mtime, all from one descriptor opened without
@@ -532,6 +546,12 @@ class Indexer:
             if kind == "media":
                 items = [(self._media[h][0], self._media_bytes(self._media[h][1])) for h in batch]
                 vecs = provider.embed_media(items, progress)  # type: ignore[attr-defined]
+            elif (late := late_units(provider)) is not None and self._wants_lines():
+                # the units' vectors from the chunks' own run (engine.embeddings.late_units)
+                vecs, separate = embed_chunks_with_units(
+                    self.store, late, space_key(provider), {h: text_of[h] for h in batch}, progress
+                )
+                self._separate_units |= separate
             else:
                 vecs = provider.embed_documents([text_of[h] for h in batch], progress)
         except OSError as exc:

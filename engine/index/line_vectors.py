@@ -28,12 +28,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import NamedTuple
 
 import numpy as np
 
-from engine.embeddings.base import EmbeddingProvider
+from engine.embeddings.base import EmbeddingProvider, LateUnits, ProgressCallback
 from engine.index.index_store import IndexStore
 from engine.index.line_codec import LineMatrix, unit_key
 from engine.index.tokens import WORD_RE
@@ -128,13 +128,49 @@ def line_hash(line: str) -> str:
     return hashlib.sha256(line.encode("utf-8")).hexdigest()
 
 
+def late_units(provider: EmbeddingProvider) -> LateUnits | None:
+    """The provider, when it pools units from the chunk's own run of the model
+    (``engine.embeddings.late_units``); else None (units are embedded on their own)."""
+    if isinstance(provider, LateUnits) and provider.unit_pooling.startswith("late"):
+        return provider
+    return None
+
+
 def space_key(provider: EmbeddingProvider) -> str:
-    """Which vector space line vectors belong to: provider, model and endpoint key."""
+    """Which vector space line vectors belong to: provider, model and endpoint key,
+    the unit rule, and how units are pooled when not on their own (a unit's vector
+    from its chunk's run is not the vector of its text alone: the two never mix)."""
     fp = provider.fingerprint()
-    return json.dumps(
-        [fp.get("provider"), fp.get("model"), fp.get("provider_key"), UNIT_RULE],
-        separators=(",", ":"),
+    key = [fp.get("provider"), fp.get("model"), fp.get("provider_key"), UNIT_RULE]
+    late = late_units(provider)
+    if late is not None:
+        key.append(late.unit_pooling)
+    return json.dumps(key, separators=(",", ":"))
+
+
+def embed_chunks_with_units(
+    store: IndexStore,
+    provider: LateUnits,
+    key: str,
+    texts: dict[str, str],
+    progress: ProgressCallback | None = None,
+) -> tuple[np.ndarray, set[str]]:
+    """The vectors of chunks ``texts`` (hash → text, in order), their units' vectors
+    taken from the same run and stored under ``key`` (:func:`space_key`); returns
+    the chunks' vectors and the hashes whose units could not be pooled (for
+    :func:`embed_missing_lines` to embed their units on their own)."""
+    spans = [unit_spans(text) for text in texts.values()]
+    vectors, mats = provider.embed_with_units(
+        list(texts.values()), [[(a, b) for a, b, _ in units] for units in spans], progress
     )
+    got = {
+        h: LineMatrix(m, tuple(unit_key(u) for _, _, u in units))
+        for h, units, m in zip(texts, spans, mats, strict=True)
+        if m is not None
+    }
+    if got:
+        store.put_line_vectors(key, got)
+    return vectors, {h for h in texts if h not in got}
 
 
 def embed_missing_lines(
@@ -143,6 +179,7 @@ def embed_missing_lines(
     *,
     use_cache: bool,
     check_cancel: Callable[[], None] = lambda: None,
+    separate: Collection[str] = (),
 ) -> int:
     """Embed the units of every chunk that has none stored yet; returns units embedded.
 
@@ -150,6 +187,11 @@ def embed_missing_lines(
     pruned yet) holds it under the unit's key. Units of indexes written before the
     keys were stored may still sit in the embedding cache and are taken from there.
     New unit vectors are stored once, in the chunk's matrix (never in the cache).
+
+    A provider that pools units from the chunk's run (:func:`late_units`) gives
+    every chunk's units that way, except the chunks in ``separate`` (their units
+    could not be pooled: too long for the model's context) and those it cannot
+    pool now, whose units are embedded on their own as above.
     """
     key = space_key(provider)
     fp = provider.fingerprint()
@@ -157,11 +199,18 @@ def embed_missing_lines(
     todo = store.chunks_without_line_vectors(key)
     dims = provider.dims
     embedded = 0
-    kept = store.orphan_line_units(key) if todo and use_cache else {}
+    late = late_units(provider)
+    kept = store.orphan_line_units(key) if todo and use_cache and late is None else {}
     kept = {k: v for k, v in kept.items() if v.shape == (dims,)}
     for start in range(0, len(todo), CHUNK_BATCH):
         check_cancel()
         batch = todo[start : start + CHUNK_BATCH]
+        if late is not None:
+            pool = {h: text for h, text in batch if h not in separate}
+            if pool:
+                _, left = embed_chunks_with_units(store, late, key, pool)
+                embedded += sum(len(line_units(text)) for h, text in pool.items() if h not in left)
+                batch = [(h, text) for h, text in batch if h not in pool or h in left]
         units = {h: [line for _, line in line_units(text)] for h, text in batch}
         keys = {line: unit_key(line) for lines in units.values() for line in lines}
         vectors = {line: kept[k] for line, k in keys.items() if k in kept}

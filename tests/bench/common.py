@@ -78,7 +78,14 @@ def local_provider() -> EmbeddingProvider:
     # $MEMDECK_BENCH_THREADS: llama.cpp threads per process (two embedding runs side
     # by side on a busy 2-core machine each do better with one than with spinning two)
     threads = int(os.environ.get("MEMDECK_BENCH_THREADS", "0")) or None
-    return LocalProvider(Path(path), n_threads=threads)
+    # $MEMDECK_BENCH_UNITS: "separate" embeds each unit's text on its own, "late" pools
+    # units from the chunk's run (engine.embeddings.late_units); unset: the default
+    units = os.environ.get("MEMDECK_BENCH_UNITS")
+    if units not in (None, "late", "separate"):
+        raise SystemExit(f"MEMDECK_BENCH_UNITS must be late or separate, not {units!r}")
+    if units is None:
+        return LocalProvider(Path(path), n_threads=threads)
+    return LocalProvider(Path(path), n_threads=threads, late_units=units == "late")
 
 
 def _converted_minilm() -> Path | None:
