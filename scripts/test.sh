@@ -4,11 +4,13 @@
 # type checker (mypy, [tool.mypy]).
 #
 # 1. the fast tier (pytest --tier fast: no PostgreSQL, model, OpenClaw, process or slow
-#    test; tests/tiers.py) in one process, so a plain failure shows within a minute or
-#    two; ruff, lint-imports and mypy run beside it on the other core and print once it
-#    is done;
+#    test; tests/tiers.py) in one process, its output shown as it runs, so a plain
+#    failure shows within a minute or two; ruff, lint-imports and mypy beside it, printed
+#    once it is done;
 # 2. the rest of the suite (pytest --tier rest) on two pytest-xdist workers
-#    (MEMDECK_TEST_JOBS).
+#    (MEMDECK_TEST_JOBS), started at the same time: the fast tier is one process and
+#    the checks take a quarter of its time, so a core stood idle for a minute and a
+#    half; the rest's output follows the fast tier's (from its log, then live).
 # Every step always runs, so one slip never hides the other results; any failing fails.
 # Arguments go to both pytest runs; a tier the arguments leave empty is no failure
 # (pytest exit 5).
@@ -18,7 +20,9 @@ bash scripts/setup.sh || exit $?
 
 xdist=(-n "${MEMDECK_TEST_JOBS:-2}" --dist loadgroup)
 checks=$(mktemp -d)
-trap 'rm -rf "$checks"' EXIT
+rest_pid=
+# an interrupted run does not leave the rest tier running on its own
+trap '[ -n "$rest_pid" ] && kill "$rest_pid" 2>/dev/null; rm -rf "$checks"' EXIT
 
 (
   .venv/bin/ruff check engine tui tests >"$checks/ruff.out" 2>&1
@@ -30,7 +34,12 @@ trap 'rm -rf "$checks"' EXIT
 ) &
 checks_pid=$!
 
-echo "memdeck tests: fast tier" >&2
+# the rest tier starts now, beside the fast tier; its output waits in a log
+.venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier rest "$@" \
+  >"$checks/rest.out" 2>&1 &
+rest_pid=$!
+
+echo "memdeck tests: fast tier (the rest runs beside it; its output follows)" >&2
 .venv/bin/python -m pytest -q -p no:cacheprovider --tier fast "$@"
 fast=$?
 
@@ -43,8 +52,11 @@ imports=$(cat "$checks/imports.rc")
 types=$(cat "$checks/mypy.rc")
 
 echo "memdeck tests: the rest (pg, model, openclaw, subprocess, slow)" >&2
-.venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier rest "$@"
+# what it printed so far, then live until it ends
+tail -n +1 -f --pid="$rest_pid" "$checks/rest.out"
+wait "$rest_pid"
 rest=$?
+rest_pid=
 
 # exit 5 = no tests collected: fine for one tier, not for both
 if [ "$fast" -eq 5 ] && [ "$rest" -eq 5 ]; then
