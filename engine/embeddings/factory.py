@@ -65,7 +65,7 @@ def _auto_name(settings: Settings, env: Mapping[str, str]) -> tuple[str, str]:
     target = local_model_candidate(settings)
     if target and (target.startswith("hf:") is False and Path(target).expanduser().is_file()):
         return "local", f"auto: local model {target}"
-    from engine.embeddings.remote import remote_available  # httpx: loaded only when needed
+    from engine.embeddings.remote_endpoint import remote_available  # no httpx
 
     for name in AUTO_REMOTE_ORDER:
         if remote_available(name, settings, env):

@@ -46,7 +46,6 @@ from engine.embeddings.remote_endpoint import (
     Endpoint,
     merge_headers,
     resolve_endpoint,
-    resolve_key,
     uses_remote_block,
 )
 from engine.embeddings.request_batches import MAX_REQUEST_BYTES, split_by_bytes
@@ -569,14 +568,6 @@ class OllamaProvider(RemoteProvider):
 
 
 # -- factory entry points (see engine.embeddings.factory) ------------------------
-def remote_available(name: str, settings: Settings, env: Mapping[str, str]) -> bool:
-    """Whether auto-detection may pick ``name``: an API key resolves for it."""
-    if name not in REMOTE_NAMES:
-        return False
-    key, _ = resolve_key(name, settings, env)
-    return key is not None
-
-
 def model_for(name: str, settings: Settings) -> str:
     ms = settings.memory_search
     if ms.model and uses_remote_block(name, settings) and ms.provider in (name, "auto", "local"):

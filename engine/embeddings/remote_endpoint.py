@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from engine.config.settings import Settings
-from engine.embeddings.http_retry import SECRET_HEADER, mask_url_credentials
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
@@ -66,6 +65,8 @@ class Endpoint:
         """What separates vector spaces of one model: endpoint, non-secret headers, extras.
 
         Never includes the key (rotating a key must not invalidate the cache)."""
+        from engine.embeddings.http_retry import SECRET_HEADER
+
         public = sorted(
             (k.lower(), v) for k, v in self.headers.items() if not SECRET_HEADER.search(k)
         )
@@ -74,6 +75,8 @@ class Endpoint:
 
     def redacted(self) -> dict[str, object]:
         """For status screens: the endpoint, where the key came from, header names."""
+        from engine.embeddings.http_retry import mask_url_credentials
+
         return {
             "endpoint": mask_url_credentials(self.base_url),
             "endpoint_source": self.base_source,
@@ -114,6 +117,19 @@ def resolve_key(
     if var and env.get(var, "").strip():
         return env[var].strip(), var
     return None, None
+
+
+def remote_available(name: str, settings: Settings, env: Mapping[str, str]) -> bool:
+    """Whether auto-detection may pick ``name``: an API key resolves for it.
+
+    Here, beside the key lookup, rather than with the providers: the auto choice asks
+    it of every command when no local model is registered, and the providers' module
+    loads httpx (a fifth of a ``memdeck status`` process's CPU) for nothing when no
+    key resolves (``engine.embeddings.http_retry`` is imported only where used)."""
+    if name not in REMOTE_NAMES:
+        return False
+    key, _ = resolve_key(name, settings, env)
+    return key is not None
 
 
 def merge_headers(*layers: Mapping[str, str]) -> dict[str, str]:

@@ -17,8 +17,13 @@ from engine.embeddings.http_retry import (
     RetryPolicy,
     parse_retry_after,
 )
-from engine.embeddings.remote import create_remote_provider, remote_available
-from engine.embeddings.remote_endpoint import merge_headers, resolve_endpoint, resolve_key
+from engine.embeddings.remote import create_remote_provider
+from engine.embeddings.remote_endpoint import (
+    merge_headers,
+    remote_available,
+    resolve_endpoint,
+    resolve_key,
+)
 from engine.embeddings.request_batches import split_by_bytes
 from tests.provider_servers import FAST_ENV as FAST
 from tests.provider_servers import TEST_KEY as KEY
