@@ -70,13 +70,15 @@ class RankPlan:
 
     ``mode`` is the effective mode (degraded when a side is unavailable); the
     weights are normalised for hybrid and 0/1 for a single side; ``fusion`` is
-    the requested fusion for hybrid and ``"weighted"`` otherwise.
+    the requested fusion for hybrid and ``"weighted"`` otherwise. ``names``: the
+    name signal applies (the calibrated fusion, hybrid or keyword-only).
     """
 
     mode: Mode
     fusion: Fusion
     vector_weight: float
     text_weight: float
+    names: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,11 @@ def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
         vw, tw = 0.0, 1.0
     else:
         vw, tw = 1.0, 0.0
-    return RankPlan(mode, options.fusion if mode == "hybrid" else "weighted", vw, tw)
+    fusion = options.fusion if mode == "hybrid" else "weighted"
+    # A name typed into the search box finds its note without embeddings too: with
+    # the calibrated default, keyword-only results get the name signal as well.
+    names = options.fusion == "calibrated" and options.name_weight > 0 and mode != "vector"
+    return RankPlan(mode, fusion, vw, tw, names)
 
 
 def rank(
@@ -180,6 +186,8 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
         c.vector_score = scoring.quantize(float(sim))
     if plan.fusion == "calibrated":
         _word_sides(list(cands.values()), retrieval)
+    elif plan.names:  # keyword-only under the calibrated default: the name signal alone
+        _word_sides(list(cands.values()), retrieval, keyword_side=False)
     if plan.fusion in ("geometric", "calibrated"):
         idf_sum = scoring.quantize(retrieval.query_idf_sum)
         for c in cands.values():
@@ -207,11 +215,15 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
     return list(cands.values())
 
 
-def _word_sides(cands: list[Candidate], retrieval: Retrieval) -> None:
+def _word_sides(
+    cands: list[Candidate], retrieval: Retrieval, *, keyword_side: bool = True
+) -> None:
     """The calibrated fusion's word-by-word numbers on each candidate: the keyword
-    side's words (``QueryWord``) and the name signal's shares (``engine.search.words``)."""
+    side's words (``QueryWord``) and the name signal's shares (``engine.search.words``).
+    Without ``keyword_side`` (keyword-only mode, whose text side is bm25's own score)
+    only the name signal's shares, the query's words weighing the same."""
     quantize = scoring.quantize
-    if retrieval.word_weights:
+    if retrieval.word_weights and keyword_side:
         terms = list(retrieval.word_weights)
         weights = [quantize(retrieval.word_weights[t][0]) for t in terms]
     else:  # no per-word numbers from the store: the name signal weighs words equally
@@ -223,7 +235,7 @@ def _word_sides(cands: list[Candidate], retrieval: Retrieval) -> None:
     folded = [fold(t) for t in terms]
     for c in cands:
         c.name_query_words = len(terms)
-        if retrieval.word_weights:
+        if retrieval.word_weights and keyword_side:
             got = retrieval.word_counts.get(c.chunk_id, {})
             length = c.text_length = retrieval.chunk_lengths.get(c.chunk_id, 0)
             c.text_words = tuple(
@@ -268,7 +280,7 @@ def _fuse_own(cands: list[Candidate], plan: RankPlan, options: SearchOptions) ->
             combine(c.vector_component, c.text_component, plan.vector_weight, plan.text_weight)
         )
         c.name_base, c.name_bonus = None, 0.0
-        if plan.fusion == "calibrated" and c.name_share and options.name_weight > 0:
+        if plan.names and c.name_share:
             c.name_base, c.name_weight = c.fused_score, options.name_weight
             g = scoring.name_weight_for(options.name_weight, c.name_query_words)
             # the printed ``base + g×N×(1 − base)`` is the computation: rounded once

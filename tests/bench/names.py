@@ -232,9 +232,13 @@ def stability(provider: EmbeddingProvider, options: SearchOptions) -> Stability:
     return st
 
 
+#: the default ranking with no embedding provider (keyword-only)
+KEYWORD_ONLY = "keyword-only (no provider)"
+
+
 def configs() -> dict[str, tuple[FtsTokenizer | None, SearchOptions]]:
     default = common.default_options()
-    return {"memdeck default": (None, default)}
+    return {"memdeck default": (None, default), KEYWORD_ONLY: (None, default.with_(mode="fts"))}
 
 
 def _row(label: str, tallies: dict[str, Tally], names: list[str]) -> list[Any]:

@@ -141,7 +141,9 @@ def cranfield_ndcg(provider: EmbeddingProvider) -> dict[str, float]:
 def names_measures(provider: EmbeddingProvider) -> tuple[names.Measured, names.Stability]:
     """The names benchmark (``tests.bench.names``) under each configuration and the
     openclaw profile, and the default's stability when one unrelated note is added."""
-    measured = names.measure(provider, configs())
+    measured = names.measure(
+        provider, {**configs(), names.KEYWORD_ONLY: (None, common.default_options(mode="fts"))}
+    )
     return measured, names.stability(provider, common.default_options())
 
 

@@ -259,7 +259,7 @@ def explain(
             txt.append(f" → −r/(1−r): {mapped}")
         txt.append(f" → {_component_note(c, outcome, 'text')}", style="dim")
     lines.append(txt)
-    if c.fusion == "calibrated" and c.name_share is not None:
+    if c.name_share is not None:  # the calibrated default, hybrid or keyword-only
         lines.append(_name_row(c, s_final))
 
     dec = Text("decay  ", style=f"bold {s_decay}")
