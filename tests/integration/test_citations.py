@@ -1,11 +1,13 @@
 """Every citation memdeck prints can be read back, and line counts are `wc -l`'s.
 
 Real processes on the demo workspace, as a user runs them: `memdeck search --json`
-for several queries, then `memdeck get PATH --from S --lines N` for each cited
-range. In memdeck's profile a chunk that reaches the end of a file cites the file's
-last line; the `openclaw` profile keeps OpenClaw 2026.9.6's numbering, where that
-chunk ends one line further (the empty string after the final newline), and its
-ranges still read back.
+for several queries (one `--batch -` process answers them all: each line is the
+document `search --json` prints for its query, so six processes were five too
+many), then `memdeck get PATH --from S --lines N` for each cited range. In memdeck's
+profile a chunk that reaches the end of a file cites the file's last line; the
+`openclaw` profile keeps OpenClaw 2026.9.6's numbering, where that chunk ends one
+line further (the empty string after the final newline), and its ranges still read
+back.
 """
 
 from __future__ import annotations
@@ -42,12 +44,17 @@ def _cited(
 ) -> dict[tuple[str, int, int], str]:
     """(path, first, last) of every citation → the snippet it cites (its excerpt)."""
     cited = {}
-    for query in QUERIES:
-        r = run_cli(
-            "search", query, "--json", "--min-score", "0", *profile, "-w", str(workspace), env=env
-        )
-        assert r.returncode == 0, r.stderr
-        for hit in json.loads(r.stdout)["results"]:
+    batch = "".join(json.dumps({"id": i, "query": q}) + "\n" for i, q in enumerate(QUERIES))
+    r = run_cli(
+        "search", "--batch", "-", "--json", "--min-score", "0", *profile,
+        "-w", str(workspace), env=env, stdin=batch,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    answers = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [a["id"] for a in answers] == list(range(len(QUERIES))), r.stdout[:2000]
+    for answer in answers:
+        assert "error" not in answer, answer
+        for hit in answer["results"]:
             start, end = hit["startLine"], hit["endLine"]
             ref = hit["citation"].removeprefix(hit["path"] + "#L")
             first, _, last = ref.partition("-L")
