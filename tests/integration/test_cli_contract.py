@@ -91,7 +91,7 @@ COMMANDS = [
     Command(("mcp", "--http", "0.0.0.0:0"), json=False),  # beyond loopback: token required
 ]
 VOLATILE = re.compile(
-    r"(duration|seconds|timings_ms|^at$|build|last_sync|version|size_bytes|cosine)"
+    r"(duration|seconds|timings_ms|^at$|build|last_sync|version|size_bytes|cosine|_per_s$)"
 )
 
 
