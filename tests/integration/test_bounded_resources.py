@@ -5,8 +5,8 @@ tests cost nothing while the code under test sees the full size. Holes can
 hide a whole read, though (reading a hole is cheap), so one test writes a dense
 multi-GB file, every byte on disk, and counts the bytes the CLI process read
 (``rchar`` of ``/proc/self/io``). Peak memory is measured for the real CLI
-process with ``getrusage`` in a small wrapper process, so nothing else the test
-process did is counted.
+process with ``getrusage`` in a small wrapper process (or its own ``VmHWM``), so
+nothing else the test process did is counted.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def run_measured(*args: str, env: dict[str, str]) -> dict:
 
 #: the CLI run in-process, then its own peak RSS and bytes read (all read syscalls)
 _IO_WRAPPER = """
-import contextlib, io, json, resource, sys
+import contextlib, io, json, sys
 from engine.cli.main import main
 out, err = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -68,9 +68,13 @@ with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = exc.code
 with open("/proc/self/io") as fh:
     counters = dict(line.split(": ") for line in fh.read().splitlines())
+# VmHWM is this process image's own peak: getrusage's ru_maxrss would keep the peak of
+# the pytest worker this process was forked from (Linux carries it across exec)
+with open("/proc/self/status") as fh:
+    status = dict(line.split(":", 1) for line in fh.read().splitlines() if ":" in line)
 print(json.dumps({"rc": rc, "out": out.getvalue(), "err": err.getvalue(),
                   "rchar": int(counters["rchar"]),
-                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "maxrss_kb": int(status["VmHWM"].split()[0])}))
 """
 
 
