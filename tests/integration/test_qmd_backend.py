@@ -104,7 +104,14 @@ class World:
 
         ``sync`` builds the builtin index first, so a fallback answer is instant.
         """
-        block = merge({"command": str(QMD_BIN), "update": {"onBoot": False}}, qmd or {})
+        # a generous search budget: a loaded CI machine must not turn a search into the
+        # builtin fallback these tests do not ask about (4 s is the default)
+        base = {
+            "command": str(QMD_BIN),
+            "update": {"onBoot": False},
+            "limits": {"timeoutMs": 30000},
+        }
+        block = merge(base, qmd or {})
         self.config.write_text(
             json.dumps({"memory": {"backend": "qmd", "qmd": block}}), encoding="utf-8"
         )
