@@ -22,7 +22,7 @@ import threading
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from engine.index.backends import SqliteBackend, StoreBackend
 from engine.index.db import CorruptIndexError, DatabaseError
@@ -44,20 +44,18 @@ class IndexRepair:
     _swap_lock: threading.RLock
     _store_key: tuple[object, ...]
 
-    def _writer(
-        self, timeout: float, cancel: threading.Event | None = None
-    ) -> AbstractContextManager[None]:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by ``Engine``; declared here for the type checker
 
-    def _new_store(self, path: Path, *, snapshot: bool = False) -> Store:
-        raise NotImplementedError
+        def _writer(
+            self, timeout: float, cancel: threading.Event | None = None
+        ) -> AbstractContextManager[None]: ...
 
-    def _mark_rebuild(self) -> None:
-        raise NotImplementedError
+        def _new_store(self, path: Path, *, snapshot: bool = False) -> Store: ...
 
-    def _sync_after_repair(self) -> None:
-        """Build the index again from the Markdown (``Engine.sync``)."""
-        raise NotImplementedError
+        def _mark_rebuild(self) -> None: ...
+
+        def _sync_after_repair(self) -> None:
+            """Build the index again from the Markdown (``Engine.sync``)."""
 
     def quick_check(self) -> str:
         """A cheap check of the live index: "ok", or what is damaged; never raises."""

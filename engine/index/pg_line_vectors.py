@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,11 +20,11 @@ from engine.index.line_codec import LineMatrix
 class PgLineVectorTable:
     """The unit-vector operations (a part of ``PgStore``)."""
 
-    def _conn(self, *, snapshot: bool = False) -> AbstractContextManager[Any]:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by ``PgStore``; declared here for the type checker
 
-    def _space(self, c: Any) -> str:
-        raise NotImplementedError
+        def _conn(self, *, snapshot: bool = False) -> AbstractContextManager[Any]: ...
+
+        def _space(self, c: Any) -> str: ...
 
     def line_vectors(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
         """chunk hash → (lines × dims) matrix of its line vectors, for ``model``."""
