@@ -7,7 +7,7 @@ next ``memdeck index`` rebuilds the index from the Markdown when there is any.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -26,12 +26,12 @@ class IndexChecks:
     db: Database
     fts_available: bool
 
-    @property
-    def dims(self) -> int | None:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # provided by ``Store``; declared here for the type checker
 
-    def _ready_keyword_index(self) -> KeywordIndex | None:
-        raise NotImplementedError
+        @property
+        def dims(self) -> int | None: ...
+
+        def _ready_keyword_index(self) -> KeywordIndex | None: ...
 
     def quick_check(self) -> str:
         """``pragma quick_check``: "ok", or what is damaged (the first five findings).
