@@ -14,6 +14,24 @@ if [ -z "$PYTHON" ]; then
 fi
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
+# The Node installs (qmd and OpenClaw, below) wait on the network and npm, not the
+# CPU: they run in the background beside pip and the model import, each logging to
+# a file printed when it is waited for, and a failure of either fails the setup.
+node_logs=$(mktemp -d)
+trap 'rm -rf "$node_logs"' EXIT
+node_pids=()
+if command -v npm >/dev/null 2>&1; then
+  # the qmd CLI for the QMD backend and its tests (Node 22 + @tobilu/qmd in .cache/qmd)
+  bash scripts/install_qmd.sh >/dev/null 2>"$node_logs/qmd" &
+  node_pids+=("$!:qmd")
+  # OpenClaw itself (Node 24 + openclaw@2026.9.6 in .cache/openclaw), the reference
+  # the `openclaw` profile and the config reader are proven against
+  bash scripts/install_openclaw.sh >/dev/null 2>"$node_logs/openclaw" &
+  node_pids+=("$!:openclaw")
+else
+  echo "setup: npm not found; skipping qmd and OpenClaw (the QMD backend and OpenClaw differential tests will skip)" >&2
+fi
+
 stamp=.venv/.memdeck-install-stamp
 want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
@@ -31,17 +49,16 @@ if ! .venv/bin/python -c 'from engine.embeddings.registry import default_model_p
   .venv/bin/memdeck model import
 fi
 
-# The qmd CLI for the QMD backend and its tests (Node 22 + @tobilu/qmd in .cache/qmd).
-if command -v npm >/dev/null 2>&1; then
-  bash scripts/install_qmd.sh >/dev/null
-else
-  echo "setup: npm not found; skipping qmd (the QMD backend tests will skip)" >&2
-fi
-
-# OpenClaw itself (Node 24 + openclaw@2026.9.6 in .cache/openclaw), the reference
-# the `openclaw` profile and the config reader are proven against.
-if command -v npm >/dev/null 2>&1; then
-  bash scripts/install_openclaw.sh >/dev/null
-else
-  echo "setup: npm not found; SKIPPING OpenClaw (the OpenClaw differential tests will skip)" >&2
-fi
+failed=0
+for entry in "${node_pids[@]}"; do
+  pid=${entry%%:*}
+  name=${entry#*:}
+  status=0
+  wait "$pid" || status=$?
+  cat "$node_logs/$name" >&2
+  if [ "$status" -ne 0 ]; then
+    echo "setup: installing $name failed (exit $status; its log is above)" >&2
+    failed=1
+  fi
+done
+exit "$failed"

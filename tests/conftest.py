@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 import compileall
+import os
 from pathlib import Path
 
 import pytest
+
+from engine.blas import THREADS_VARIABLE, limit_blas_threads
+
+# numpy's OpenBLAS on one thread in the test processes and the processes they start,
+# as the `memdeck` command runs it (engine/blas.py): its spinning threads took CPU
+# from the other pytest-xdist workers. A plugin loaded numpy already, so this process
+# is set through OpenBLAS itself and its children through the variable.
+if not os.environ.get(THREADS_VARIABLE):
+    limit_blas_threads(1)
+    os.environ[THREADS_VARIABLE] = "1"
 
 REPO = Path(__file__).resolve().parents[1]
 

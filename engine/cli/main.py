@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from engine.status import EngineStatus
 
+from engine.blas import one_blas_thread
 from engine.cli import context_command
 from engine.cli.common import (
     EXIT_OK,
@@ -697,6 +698,7 @@ def _end_on_broken_pipe() -> int:
 
 def main(argv: Sequence[str] | None = None, *, app_runner: AppRunner | None = None) -> int:
     global _app_runner
+    one_blas_thread()  # before numpy loads: engine/blas.py
     if app_runner is not None:
         _app_runner = app_runner
     parser = build_parser()

@@ -65,7 +65,7 @@ def split_scans(enabled: bool = True) -> bool:
     second on a helper thread; True when on (it needs two cores).
 
     For a process that runs numpy's BLAS on one thread (``memdeck mcp``,
-    ``engine/mcp/blas.py``): OpenBLAS's own threads spin after each product and
+    ``engine/blas.py``): OpenBLAS's own threads spin after each product and
     took a core from the next query's embedding, so the server runs it on one,
     but the scan, right after the query vector, is the one product worth two cores
     (10k × 384 float32: 1.5 ms inside a search, where llama.cpp just pushed the

@@ -248,9 +248,10 @@ def split(monkeypatch: pytest.MonkeyPatch):
     """Split scans on from a few hundred rows, with numpy's BLAS on one thread: the
     configuration ``memdeck mcp`` runs (it splits only once BLAS is on one thread;
     a multi-threaded BLAS cuts its own product in parts, with their own tails)."""
-    from engine.mcp.blas import blas_threads, limit_blas_threads
+    from engine.blas import THREADS_VARIABLE, blas_threads, limit_blas_threads
 
     before = blas_threads()
+    monkeypatch.delenv(THREADS_VARIABLE, raising=False)  # tests/conftest.py sets it
     if before is None or not limit_blas_threads(1):
         pytest.skip("numpy's BLAS is not an OpenBLAS whose threads can be set")
     monkeypatch.setattr(vector_matrix, "SPLIT_FROM", 256)
