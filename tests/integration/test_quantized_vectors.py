@@ -3,7 +3,9 @@
 The vectors are the real all-MiniLM-L6-v2's, of LoCoMo conversations' lines (as
 ``tests.bench.locomo`` writes them into a workspace), in a real ``Store``; the
 queries are the conversations' questions. ``QUANTIZE_FROM`` is lowered so that
-these ~1,450 rows take the path a 100k-chunk index takes.
+these 788 rows take the path a 100k-chunk index takes; 12 hits are asked, so the
+first pass keeps the share of the rows it keeps for 24 hits out of ~1,450 (each
+real line costs ~28 ms of CPU to embed, so the rows are kept few).
 
 The model runs on one thread and embeds one line per call, the same model and
 the indexer's own ``embed_documents``, only cheaper here: llama.cpp's threads
@@ -36,9 +38,9 @@ DATA = Path(
 if not (DATA / "locomo" / "locomo10.json").is_file():
     # a worktree beside the main checkout (…/wt/<name>) shares its data
     DATA = Path(__file__).resolve().parents[4] / "shared" / "bench"
-CONVERSATIONS = (0, 1, 2)
+CONVERSATIONS = (0, 1)
 QUESTIONS_PER_CONVERSATION = 40
-K = 24
+K = 12
 
 
 @pytest.fixture(scope="module")
@@ -82,28 +84,28 @@ def _exact(store: Store, q: np.ndarray, k: int) -> list[tuple[int, float]]:
     return scored[:k]
 
 
-def test_quantized_scan_returns_the_exact_top_24(
+def test_quantized_scan_returns_the_exact_top_k(
     minilm_lines: tuple[Store, np.ndarray], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, queries = minilm_lines
-    monkeypatch.setattr(vector_matrix, "QUANTIZE_FROM", 1000)
+    monkeypatch.setattr(vector_matrix, "QUANTIZE_FROM", 500)
     store._matrix_cache = None
     matrix = store.vector_matrix(["memory"])
-    assert matrix.quantized and matrix.n > 1000
+    assert matrix.quantized and matrix.n > 500
     for q in queries:
         # same chunks, same order, and the exact float32 cosines
         assert store.vector_search(q, K, ["memory"], path="numpy") == _exact(store, q, K)
     store._matrix_cache = None
 
 
-def test_a_first_pass_of_one_row_in_25_keeps_the_top_24(
+def test_a_first_pass_of_one_row_in_25_keeps_the_top_k(
     minilm_lines: tuple[Store, np.ndarray], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first pass cut to 1/25 of the rows, the fraction a 100k index uses,
-    without the floor of 40 rows per hit: 58 rows for 24 hits here, against
+    without the floor of 40 rows per hit: 32 rows for 12 hits here, against
     4,000 rows (167 per hit) at 100k, so this is the harsher test."""
     store, queries = minilm_lines
-    monkeypatch.setattr(vector_matrix, "QUANTIZE_FROM", 1000)
+    monkeypatch.setattr(vector_matrix, "QUANTIZE_FROM", 500)
     monkeypatch.setattr(vector_matrix, "SHORTLIST_PER_HIT", 0)
     store._matrix_cache = None
     matrix = store.vector_matrix(["memory"])
@@ -112,5 +114,5 @@ def test_a_first_pass_of_one_row_in_25_keeps_the_top_24(
     for q in queries:
         got = {cid for cid, _ in store.vector_search(q, K, ["memory"], path="numpy")}
         recalls.append(len(got & {cid for cid, _ in _exact(store, q, K)}) / K)
-    assert float(np.mean(recalls)) >= 0.99  # measured: 0.9993 (119 of 120 questions all 24)
+    assert float(np.mean(recalls)) >= 0.99  # measured: 0.9979 (78 of 80 questions all 12)
     store._matrix_cache = None
