@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields, is_dataclass
 
 from engine.search import scoring
 from engine.search.model import Candidate, QueryWord, SearchOptions
@@ -246,11 +246,26 @@ def formula(c: Candidate) -> str:
     return "; ".join(str(line) for line in score_lines(c))
 
 
+def _plain(value: object) -> object:
+    """``dataclasses.asdict``'s data without its deep copies: the leaves of a
+    candidate are numbers, strings and None, shared as they are (a search with
+    ``--explain`` turns every candidate, dropped ones too, into this)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    make = getattr(value, "_make", None)  # a NamedTuple
+    if isinstance(value, tuple) and make is not None:
+        return make(_plain(x) for x in value)
+    if isinstance(value, tuple | list):
+        return type(value)(_plain(x) for x in value)
+    if isinstance(value, dict):
+        return {k: _plain(x) for k, x in value.items()}
+    return value
+
+
 def candidate_json(c: Candidate, options: SearchOptions | None = None) -> dict[str, object]:
     """``c`` as JSON-able data with its ``formula``; with the ``options`` it was
     ranked under, also ``arithmetic``: every line of its breakdown (:func:`all_lines`)."""
-    d = asdict(c)
-    d.pop("text")
+    d = {f.name: _plain(getattr(c, f.name)) for f in fields(c) if f.name != "text"}
     d["mmr_shift"] = c.mmr_shift
     d["formula"] = formula(c)
     if options is not None:
