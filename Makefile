@@ -13,7 +13,7 @@ check:
 # Test tiers (CONTRIBUTING.md, tests/tiers.py): fast = no PostgreSQL, model, OpenClaw,
 # process or slow test (about a minute, one process); rest = everything else. JOBS is
 # the number of pytest-xdist workers; module-scoped fixtures stay on one worker.
-JOBS ?= 2
+JOBS ?= 3
 XDIST = -n $(JOBS) --dist loadgroup
 
 test:
