@@ -306,17 +306,21 @@ class Engine(IndexRepair):
                 self._check_after_crash(grant.died_holding)
             yield
 
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self, *, load: bool = True) -> dict[str, Any]:
+        """What the index's contents depend on (``index_fingerprint``). Without
+        ``load``, a provider whose vector size is not known yet (a model not loaded,
+        an endpoint not asked) is left so: ``dims`` is None, and nothing is cached."""
         generation = getattr(self.provider, "generation", 0)
         if self._fingerprint is None or generation != self._fp_generation:
             self._fp_generation = generation
             self._adopt_index_dims()
             unknown = getattr(self.provider, "known_dims", 0) is None
             try:
-                if self.read_only and unknown:  # learning the size would cost a request
+                if (self.read_only or not load) and unknown:  # the size would cost a load
                     fp = index_fingerprint(self.ms, None)
                     fp.update(self.provider.fingerprint(), dims=None)  # type: ignore[union-attr]
-                    return fp  # not cached: a later sync may learn the size
+                    self._fingerprint = None  # not cached: a later call may learn the size
+                    return fp
                 self._fingerprint = index_fingerprint(self.ms, self.provider)
             except ProviderError as exc:
                 # A provider that cannot even load (missing/broken model): FTS-only.
@@ -701,10 +705,14 @@ class Engine(IndexRepair):
                 self._interim = None
 
     # -- status ------------------------------------------------------------------
-    def status(self) -> EngineStatus:
+    def status(self, *, load_provider: bool = True) -> EngineStatus:
+        """The index, provider and sync state. Without ``load_provider`` a model not
+        loaded yet stays unloaded (its ``dims`` unknown, a broken file found by the
+        next sync or search instead): the app's status line, which must not wait
+        for the model, or for an index run that holds it."""
         store = self.store
         counts = store.counts()
-        fp = self.fingerprint()
+        fp = self.fingerprint(load=load_provider)
         stored_fp = store.fingerprint()
         provider = self.provider
         files = store.files()

@@ -11,6 +11,7 @@ settings file is validated and applied there too.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -356,7 +357,7 @@ class MemdeckApp(App[int]):
         """Load ``engine.status()`` off the UI thread (the monitor and the top bar)."""
         if not self.leaving:
             self.run_worker(
-                self.engine.status,
+                functools.partial(self.engine.status, load_provider=False),
                 name="status",
                 group="status",
                 thread=True,

@@ -78,3 +78,29 @@ def test_memory_search_tool_shape_with_hybrid_results(local_engine: Engine) -> N
     first = res["results"][0]
     assert first["path"] == "memory/2026-03-03.md"
     assert set(first) == {"path", "startLine", "endLine", "score", "snippet", "source", "citation"}
+
+
+def test_the_apps_status_line_does_not_load_the_model(
+    minilm_gguf, make_settings, workspace_dir
+) -> None:
+    """``status(load_provider=False)`` (the app's status line) on a workspace not
+    indexed yet names the provider without loading llama.cpp; the full status
+    afterwards loads it and learns the size, nothing stale cached in between."""
+    from engine.embeddings.local import LocalProvider
+
+    write(workspace_dir, "MEMORY.md", "# Memory\n\nThe train to Porto leaves at 08:04.\n")
+    provider = LocalProvider(minilm_gguf)
+    engine = Engine(make_settings(), provider=provider)
+    try:
+        quick = engine.status(load_provider=False)
+        assert provider._llm is None  # the model was not loaded
+        assert quick.provider == "local" and quick.model == provider.model
+        assert quick.dims is None and quick.fingerprint["dims"] is None
+        assert quick.needs_full_reindex and quick.dirty  # never indexed
+        full = engine.status()
+        assert provider._llm is not None and full.dims == 384
+        assert engine.fingerprint(load=False)["dims"] == 384  # known now: no load needed
+        engine.sync()
+        assert not engine.status(load_provider=False).dirty
+    finally:
+        engine.close()

@@ -292,12 +292,12 @@ def test_a_status_load_that_finishes_while_the_screen_is_torn_down_is_dropped(
     real_status = fts_engine.status
     app = make_app(fts_engine)
 
-    def slow_status() -> EngineStatus:
+    def slow_status(*, load_provider: bool = True) -> EngineStatus:
         started.set()
         deadline = time.monotonic() + 10
         while app.is_running and time.monotonic() < deadline:
             time.sleep(0.001)
-        return real_status()  # returns as the screen is being torn down
+        return real_status(load_provider=load_provider)  # as the screen is torn down
 
     shown: list[EngineStatus | None] = []
 
