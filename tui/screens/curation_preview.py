@@ -9,7 +9,7 @@ It dismisses with the plan to write, or None (Escape, Cancel): nothing is writte
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -19,10 +19,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from engine.memory.curation_actions import CurationConflict, Plan
+if TYPE_CHECKING:  # imported when a preview re-plans (the app starts without it)
+    from engine.memory.curation_actions import Plan
 
 #: plans a move again for (topic file, leave a pointer)
-Replan = Callable[[str, bool], Plan]
+Replan = Callable[[str, bool], "Plan"]
 
 
 def render_diff(diff: str) -> Text:
@@ -42,7 +43,7 @@ def render_diff(diff: str) -> Text:
     return text
 
 
-class CurationPreviewScreen(ModalScreen[Plan | None]):
+class CurationPreviewScreen(ModalScreen["Plan | None"]):
     """The change to MEMORY.md (and a topic file), as a diff; Apply writes it."""
 
     DEFAULT_CSS = """
@@ -109,6 +110,8 @@ class CurationPreviewScreen(ModalScreen[Plan | None]):
             return
         topic = self.query_one("#preview-topic", Input).value
         pointer = self.query_one("#preview-pointer", Checkbox).value
+        from engine.memory.curation_actions import CurationConflict
+
         try:
             self._show(self._replan(topic, pointer))
         except (ValueError, CurationConflict) as exc:

@@ -24,21 +24,17 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from engine.memory.curation import Suggestion, Suggestions, suggest
-from engine.memory.curation_actions import (
-    CurationConflict,
-    Plan,
-    apply,
-    plan_delete,
-    plan_merge,
-    plan_move,
-    topic_path,
-)
 from tui.screens.curation_preview import CurationPreviewScreen
 from tui.widgets.editor import EditorPane
 
 if TYPE_CHECKING:
     from engine.core import Engine
+    from engine.memory.curation import Suggestion, Suggestions
+    from engine.memory.curation_actions import Plan
+
+# engine.memory.curation and curation_actions (with the dreaming stores they read) are
+# imported where the queue first looks or acts: ~50 ms of the app's start otherwise,
+# for a pane that is not shown then.
 
 KIND_LABELS = {
     "duplicate": "duplicate",
@@ -112,6 +108,8 @@ class CurationQueue(Vertical):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curation")
     def _look(self) -> None:
+        from engine.memory.curation import suggest
+
         try:
             found = suggest(self.engine)
         except Exception as exc:  # shown, never fatal to the app
@@ -191,6 +189,8 @@ class CurationQueue(Vertical):
         self.app.push_screen(CurationPreviewScreen(plan, **kwargs), self._chosen)  # type: ignore[arg-type]
 
     def _planned(self, make: object) -> Plan | None:
+        from engine.memory.curation_actions import CurationConflict
+
         try:
             return make() if callable(make) else None
         except (CurationConflict, ValueError, OSError) as exc:
@@ -202,6 +202,8 @@ class CurationQueue(Vertical):
         s = self.current
         if s is None or "delete" not in s.actions:
             return
+        from engine.memory.curation_actions import plan_delete
+
         plan = self._planned(lambda: plan_delete(self.engine.workspace, s.entry))
         if plan is not None:
             self._preview(plan)
@@ -211,6 +213,8 @@ class CurationQueue(Vertical):
         if s is None or s.other is None or "merge" not in s.actions:
             self.app.notify("Only a duplicate can be merged (j).", severity="warning", timeout=3)
             return
+        from engine.memory.curation_actions import plan_merge
+
         other = s.other
         plan = self._planned(lambda: plan_merge(self.engine.workspace, other, s.entry))
         if plan is not None:
@@ -220,6 +224,8 @@ class CurationQueue(Vertical):
         s = self.current
         if s is None or "move" not in s.actions:
             return
+        from engine.memory.curation_actions import plan_move, topic_path
+
         ws, entry = self.engine.workspace, s.entry
         topic = topic_path(entry)
         plan = self._planned(lambda: plan_move(ws, entry, topic))
@@ -245,6 +251,8 @@ class CurationQueue(Vertical):
     def _write(self, plan: Plan) -> None:
         """Write the plan; the editor and tree hear of it at once; then the index follows
         (a sync of just the changed files)."""
+        from engine.memory.curation_actions import CurationConflict, apply
+
         try:
             undo = apply(self.engine.workspace, plan)
         except CurationConflict as exc:
