@@ -103,11 +103,9 @@ STARTUP_SCRIPT = textwrap.dedent(
     from pathlib import Path
     from engine.config.loader import load_settings
     from engine.core import Engine
-    from engine.cli.demo import create_demo_workspace
     from tui.app import MemdeckApp
     from tui.settings import UISettings
-    ws = Path({ws!r})
-    create_demo_workspace(ws)
+    ws = Path({ws!r})  # created and indexed by measure_startup
     env = {{"OPENCLAW_STATE_DIR": {state!r}, "HOME": {home!r}}}
     settings = load_settings(workspace=ws, env=env)
     engine = Engine(settings)
@@ -141,27 +139,6 @@ STARTUP_SCRIPT = textwrap.dedent(
 )
 
 
-BUILD_SCRIPT = textwrap.dedent(
-    """
-    import sys
-    sys.path.insert(0, {repo!r})
-    from engine.blas import one_blas_thread
-    one_blas_thread()
-    from pathlib import Path
-    from engine.config.loader import load_settings
-    from engine.core import Engine
-    from engine.cli.demo import create_demo_workspace
-    ws = Path({ws!r})
-    create_demo_workspace(ws)
-    env = {{"OPENCLAW_STATE_DIR": {state!r}, "HOME": {home!r}}}
-    engine = Engine(load_settings(workspace=ws, env=env))
-    engine.sync(reason="bench")
-    assert engine.index_built()
-    engine.close()
-    """
-)
-
-
 def measure_startup(runs: int) -> dict[str, Any]:
     """Wall time of fresh processes that open the demo workspace in the app."""
     tmp = Path(tempfile.mkdtemp(prefix="memdeck-bench-tui-"))
@@ -174,10 +151,19 @@ def measure_startup(runs: int) -> dict[str, Any]:
     # the runs then open an index that is up to date, as every later `memdeck tui`
     # does. The app of a timed run exits once the provider is shown, so a first run
     # that had to index would stop its sync half-way and leave every run a cold one.
-    build = BUILD_SCRIPT.format(
-        repo=str(common.REPO_ROOT), ws=str(ws), state=str(state), home=str(tmp)
+    from engine.cli.demo import create_demo_workspace
+    from engine.config.loader import load_settings
+    from engine.core import Engine
+
+    create_demo_workspace(ws)
+    engine = Engine(
+        load_settings(workspace=ws, env={"OPENCLAW_STATE_DIR": str(state), "HOME": str(tmp)})
     )
-    subprocess.run([sys.executable, "-c", build], capture_output=True, text=True, check=True)
+    try:
+        engine.sync(reason="bench")
+        assert engine.index_built()
+    finally:
+        engine.close()
     rows = []
     for i in range(runs + 1):  # the first run (a cold page cache) is reported apart
         t0 = time.perf_counter()

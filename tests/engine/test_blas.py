@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -39,11 +42,6 @@ def test_an_explicit_openblas_num_threads_is_left_alone(threads_before, monkeypa
 def _command_then_threads(tmp_path, env_threads: str | None) -> tuple[str, int]:
     """Run ``memdeck status`` through the command's entry point in a fresh process,
     then report the variable and the thread count of the OpenBLAS it loaded."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     env = {k: v for k, v in os.environ.items() if k != blas.THREADS_VARIABLE}
     env.update(HOME=str(tmp_path), MEMDECK_HOME=str(tmp_path / "memdeck"))
     if env_threads is not None:
