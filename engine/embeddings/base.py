@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -113,17 +113,35 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return np.asarray(arr / norms, dtype=np.float32)
 
 
-#: One line-offset span (first, last line of a chunk, 0-based, inclusive) per unit.
-UnitSpans = Sequence[tuple[int, int]]
+class UnitSpan(NamedTuple):
+    """One vector unit of a chunk: its first and last line offsets in the chunk
+    (0-based, inclusive) and its text (a line, or a paragraph's lines joined)."""
+
+    first: int
+    last: int
+    text: str
+
+
+#: A chunk's units, in order.
+UnitSpans = Sequence[UnitSpan]
 
 
 @runtime_checkable
-class LateUnits(Protocol):
-    """A provider that embeds a chunk's units from the chunk's own forward pass
-    (``engine.embeddings.late_units``): one run of the model gives the chunk's
-    vector and, mean-pooled over each unit's tokens, its units' vectors."""
+class UnitsWithChunks(Protocol):
+    """A provider that can give a chunk's unit vectors in the same call as the
+    chunk's own vector, in one of two ways (``unit_pooling``):
 
-    #: part of the unit vectors' space key: matrices pooled another way are not mixed
+    - ``"late-1"``, the local model (``engine.embeddings.late_units``): one run of
+      the model over the chunk, each unit's vector mean-pooled from its tokens'
+      outputs. Not the vector of the unit's text alone, so stored apart from those.
+    - ``"packed"``, a remote API (``engine.embeddings.request_batches.pack_units``):
+      each unit's text is embedded on its own, as an input of the request that
+      carries its chunk, so the units cost tokens but no requests of their own. The
+      vectors are those of the units embedded alone.
+
+    Any other value (``"separate"``) means the units are embedded on their own, in
+    calls of their own, after the chunks."""
+
     unit_pooling: str
 
     def embed_with_units(
@@ -133,7 +151,7 @@ class LateUnits(Protocol):
         progress: ProgressCallback | None = None,
     ) -> tuple[np.ndarray, list[np.ndarray | None]]:
         """(the chunks' vectors, as ``embed_documents`` gives them; per chunk its
-        units' normalised vectors, one row per span, or None where the units cannot
-        be pooled from the chunk's run: the chunk is longer than the model's context
-        or its tokens are not its lines' tokens end to end)."""
+        units' normalised vectors, one row per span, or None where they cannot be
+        had in this call: for late pooling, a chunk longer than the model's context
+        or whose tokens are not its lines' tokens end to end)."""
         ...

@@ -47,8 +47,8 @@ def pool_units(rows: np.ndarray, starts: Sequence[int], spans: UnitSpans) -> np.
     """The normalised mean of each unit's token rows (``rows``: the chunk's token
     outputs, [CLS] first); None when a unit has no token."""
     out = np.empty((len(spans), rows.shape[1]), dtype=np.float32)
-    for i, (first, last) in enumerate(spans):
-        lo, hi = starts[first], starts[last + 1]
+    for i, span in enumerate(spans):
+        lo, hi = starts[span.first], starts[span.last + 1]
         if hi <= lo:
             return None
         out[i] = rows[lo:hi].mean(axis=0)

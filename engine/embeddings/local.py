@@ -438,7 +438,7 @@ class LocalProvider:
         spans: Sequence[UnitSpans],
         progress: ProgressCallback | None = None,
     ) -> tuple[np.ndarray, list[np.ndarray | None]]:
-        """:class:`~engine.embeddings.base.LateUnits`: each chunk's vector (the mean of
+        """:class:`~engine.embeddings.base.UnitsWithChunks`: each chunk's vector (the mean of
         its token rows: the pooled embedding, to float32 rounding) and its units'
         vectors from the same run of the model. A model that is not mean pooled, or
         ``late_units`` off, gives the chunks' vectors and no units."""

@@ -28,6 +28,7 @@ from engine.embeddings.base import (
     EmbedProgress,
     ProgressCallback,
     ProviderError,
+    UnitSpans,
     normalize_rows,
 )
 from engine.embeddings.batch import BatchRunner, EmbeddingsDeferred, JobRegistry
@@ -48,7 +49,12 @@ from engine.embeddings.remote_endpoint import (
     resolve_endpoint,
     uses_remote_block,
 )
-from engine.embeddings.request_batches import MAX_REQUEST_BYTES, split_by_bytes
+from engine.embeddings.request_batches import (
+    MAX_REQUEST_BYTES,
+    RequestLimits,
+    pack_units,
+    split_by_bytes,
+)
 
 KNOWN_DIMS: dict[str, int] = {
     "text-embedding-3-small": 1536,
@@ -250,6 +256,59 @@ class RemoteProvider(abc.ABC):
             return self._embed_with_batch(texts, progress)
         return self._embed_direct(texts, progress)
 
+    def packed_limits(self) -> RequestLimits | None:
+        """What a request may carry when units ride beside their chunks
+        (:meth:`embed_with_units`); None: this API gains nothing from it (one text
+        per request, or every input counted as a request against the rate limit)."""
+        return None
+
+    @property
+    def unit_pooling(self) -> str:
+        """``"packed"`` (:class:`~engine.embeddings.base.UnitsWithChunks`) when units
+        can ride in their chunks' requests; ``"separate"`` with batch jobs configured
+        (``remote.batch``: units would go in the jobs, on their own) or when the API
+        has no use for it (:meth:`packed_limits`)."""
+        return "packed" if self.packed_limits() is not None and self.batch is None else "separate"
+
+    def embed_with_units(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[UnitSpans],
+        progress: ProgressCallback | None = None,
+    ) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        """The chunks' vectors and each chunk's units' vectors, every unit's text an
+        input of its own in its chunk's request (``request_batches.pack_units``):
+        as many requests as the chunks alone would need, within :meth:`packed_limits`."""
+        limits = self.packed_limits()
+        if limits is None or self.batch is not None:
+            return self.embed_documents(texts, progress), [None] * len(texts)
+        groups = [[text, *(u.text for u in us)] for text, us in zip(texts, spans, strict=True)]
+        got: dict[tuple[int, int], np.ndarray] = {}
+        stats = self.transport.stats
+        req0, retry0 = stats.requests, stats.retries
+        done = 0  # chunks whose last input has been answered
+        for slots in pack_units(groups, limits):
+            rows = self._post_texts([groups[g][k] for g, k in slots], "document", None)
+            got.update(zip(slots, normalize_rows(self._as_matrix(rows, len(slots))), strict=True))
+            done += sum(1 for g, k in slots if k == len(groups[g]) - 1)
+            if progress is not None:
+                progress(
+                    EmbedProgress(
+                        items_done=done,
+                        items_total=len(texts),
+                        requests=stats.requests - req0,
+                        retries=stats.retries - retry0,
+                    )
+                )
+        chunks = np.stack([got[(g, 0)] for g in range(len(groups))])
+        units = [
+            np.stack([got[(g, k)] for k in range(1, len(items))])
+            if len(items) > 1
+            else np.zeros((0, chunks.shape[1]), dtype=np.float32)
+            for g, items in enumerate(groups)
+        ]
+        return chunks, list(units)
+
     def close(self) -> None:
         self.transport.close()
 
@@ -383,6 +442,17 @@ class OpenAICompatibleProvider(RemoteProvider):
     def _body(self, texts: Sequence[str], kind: str) -> dict[str, Any]:
         return {"model": self.model, "input": list(texts)}
 
+    def packed_limits(self) -> RequestLimits | None:
+        """OpenAI takes 2,048 inputs and 300,000 tokens a request; Mistral 256 inputs
+        (more are refused: "Too many inputs in request") and ~16,000 tokens; a
+        self-hosted OpenAI-compatible server is held to the chunk-only item count
+        and 16,000 bytes (twice the chunk-only budget)."""
+        if self.id == "mistral":
+            return RequestLimits(256, 16_000)
+        if self.endpoint.custom:
+            return RequestLimits(512, 16_000)
+        return RequestLimits(2_048, 64_000)
+
     def _batch_wire(self) -> Any:
         if self.id != "openai":
             return None
@@ -399,6 +469,13 @@ class VoyageProvider(OpenAICompatibleProvider):
 
     def _body(self, texts: Sequence[str], kind: str) -> dict[str, Any]:
         return {"model": self.model, "input": list(texts), "input_type": kind}
+
+    def packed_limits(self) -> RequestLimits | None:
+        """Voyage takes 1,000 inputs a request and 120,000 tokens (voyage-3.5 and
+        -large; more for the lite models); its rate limits count tokens, not inputs."""
+        if self.endpoint.custom:
+            return RequestLimits(512, 16_000)
+        return RequestLimits(1_000, 64_000)
 
     def _batch_wire(self) -> Any:
         from engine.embeddings.batch_wire import OpenAIStyleBatch
@@ -428,6 +505,9 @@ class GeminiProvider(RemoteProvider):
 
     id = "gemini"
     max_items = 100
+    # packed_limits: None. Each input of a batchEmbedContents call counts as a request
+    # against the per-minute quota, so units in the chunks' calls would still cost
+    # ~9x the requests; unit vectors stay off unless store.vector.lines asks.
 
     def __init__(self, *args: Any, output_dimensionality: int = 3072, **kwargs: Any):
         self.output_dimensionality = output_dimensionality

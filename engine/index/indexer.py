@@ -32,8 +32,9 @@ from engine.index.index_store import IndexStore
 from engine.index.line_vectors import (
     embed_chunks_with_units,
     embed_missing_lines,
-    late_units,
+    lines_by_default,
     space_key,
+    units_with_chunks,
 )
 from engine.index.store import SCHEMA_VERSION, FileRecord, NewChunk
 from engine.workspace.files import (
@@ -267,8 +268,9 @@ class Indexer:
     def _embed_lines(self, stats: SyncStats) -> None:
         """Line vectors for chunks that have none (``engine.index.line_vectors``).
 
-        On by default with the local provider only (``store.vector.lines``): for
-        a paid API it would double the embedding bill. A provider failure here is
+        By default (``store.vector.lines`` unset) with the local model and with a
+        remote API whose requests carry the units beside their chunks
+        (``line_vectors.lines_by_default``). A provider failure here is
         reported like any embedding failure and leaves the chunks without line
         vectors (search then uses the chunk's own cosine); the next sync retries.
         """
@@ -287,11 +289,11 @@ class Indexer:
             self._error(stats, "(provider)", f"line embedding failed: {exc}")
 
     def _wants_lines(self) -> bool:
-        """Whether chunks get unit vectors (``store.vector.lines``; by default with
-        the local provider only)."""
+        """Whether chunks get unit vectors (``store.vector.lines``, else
+        ``line_vectors.lines_by_default``)."""
         wanted = self.ms.store.line_vectors
         return self.provider is not None and (
-            self.provider.id == "local" if wanted is None else wanted
+            lines_by_default(self.provider) if wanted is None else wanted
         )
 
     def _read(self, f: SourceFile, stats: SyncStats) -> tuple[SourceFile, bytes] | None:
@@ -546,10 +548,11 @@ class Indexer:
             if kind == "media":
                 items = [(self._media[h][0], self._media_bytes(self._media[h][1])) for h in batch]
                 vecs = provider.embed_media(items, progress)  # type: ignore[attr-defined]
-            elif (late := late_units(provider)) is not None and self._wants_lines():
-                # the units' vectors from the chunks' own run (engine.embeddings.late_units)
+            elif (both := units_with_chunks(provider)) is not None and self._wants_lines():
+                # the units' vectors from the chunks' own run of the model, or their
+                # own inputs in the chunks' requests (UnitsWithChunks)
                 vecs, separate = embed_chunks_with_units(
-                    self.store, late, space_key(provider), {h: text_of[h] for h in batch}, progress
+                    self.store, both, space_key(provider), {h: text_of[h] for h in batch}, progress
                 )
                 self._separate_units |= separate
             else:

@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from engine.embeddings.base import EmbeddingProvider, LateUnits, ProgressCallback
+from engine.embeddings.base import EmbeddingProvider, ProgressCallback, UnitSpan, UnitsWithChunks
 from engine.index.index_store import IndexStore
 from engine.index.line_codec import LineMatrix, unit_key
 from engine.index.tokens import WORD_RE
@@ -71,7 +71,7 @@ def _wrapped_prose(lines: list[str]) -> bool:
     return chars >= WRAP_MIN_CHARS * len(body) and 2 * mid_sentence > len(body)
 
 
-def unit_spans(text: str) -> list[tuple[int, int, str]]:
+def unit_spans(text: str) -> list[UnitSpan]:
     """(first, last 0-based line offset in the chunk, text) of every vector unit.
 
     A unit is one line (its text as it is), or a paragraph of wrapped prose, its
@@ -79,7 +79,7 @@ def unit_spans(text: str) -> list[tuple[int, int, str]]:
     a word are left out.
     """
     lines = text.split("\n")
-    out: list[tuple[int, int, str]] = []
+    out: list[UnitSpan] = []
     i = 0
     while i < len(lines):
         if _HEADING.match(lines[i]):
@@ -90,9 +90,9 @@ def unit_spans(text: str) -> list[tuple[int, int, str]]:
         while j < len(lines) and not alone and not _opens_block(lines[j]):
             j += 1
         if _wrapped_prose(lines[i:j]):
-            out.append((i, j - 1, " ".join(line.strip() for line in lines[i:j])))
+            out.append(UnitSpan(i, j - 1, " ".join(line.strip() for line in lines[i:j])))
         else:
-            out += [(k, k, lines[k]) for k in range(i, j) if WORD_RE.search(lines[k])]
+            out += [UnitSpan(k, k, lines[k]) for k in range(i, j) if WORD_RE.search(lines[k])]
         i = j
     return out
 
@@ -128,12 +128,31 @@ def line_hash(line: str) -> str:
     return hashlib.sha256(line.encode("utf-8")).hexdigest()
 
 
-def late_units(provider: EmbeddingProvider) -> LateUnits | None:
+def late_units(provider: EmbeddingProvider) -> UnitsWithChunks | None:
     """The provider, when it pools units from the chunk's own run of the model
     (``engine.embeddings.late_units``); else None (units are embedded on their own)."""
-    if isinstance(provider, LateUnits) and provider.unit_pooling.startswith("late"):
+    if isinstance(provider, UnitsWithChunks) and provider.unit_pooling.startswith("late"):
         return provider
     return None
+
+
+def units_with_chunks(provider: EmbeddingProvider) -> UnitsWithChunks | None:
+    """The provider, when it gives a chunk's unit vectors in the chunk's own call:
+    pooled from the chunk's run (:func:`late_units`) or packed into the chunk's
+    request (``"packed"``, a remote API); else None."""
+    if late_units(provider) is not None:
+        return late_units(provider)
+    if isinstance(provider, UnitsWithChunks) and provider.unit_pooling == "packed":
+        return provider
+    return None
+
+
+def lines_by_default(provider: EmbeddingProvider) -> bool:
+    """Whether chunks get unit vectors when ``store.vector.lines`` is not set: with
+    the local model (they cost time, not money), and with a remote API that carries
+    them in their chunks' requests (they cost tokens, ~2× chunk-only, but no more
+    requests)."""
+    return provider.id == "local" or units_with_chunks(provider) is not None
 
 
 def space_key(provider: EmbeddingProvider) -> str:
@@ -150,7 +169,7 @@ def space_key(provider: EmbeddingProvider) -> str:
 
 def embed_chunks_with_units(
     store: IndexStore,
-    provider: LateUnits,
+    provider: UnitsWithChunks,
     key: str,
     texts: dict[str, str],
     progress: ProgressCallback | None = None,
@@ -160,9 +179,7 @@ def embed_chunks_with_units(
     the chunks' vectors and the hashes whose units could not be pooled (for
     :func:`embed_missing_lines` to embed their units on their own)."""
     spans = [unit_spans(text) for text in texts.values()]
-    vectors, mats = provider.embed_with_units(
-        list(texts.values()), [[(a, b) for a, b, _ in units] for units in spans], progress
-    )
+    vectors, mats = provider.embed_with_units(list(texts.values()), spans, progress)
     got = {
         h: LineMatrix(m, tuple(unit_key(u) for _, _, u in units))
         for h, units, m in zip(texts, spans, mats, strict=True)

@@ -215,9 +215,7 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
     return list(cands.values())
 
 
-def _word_sides(
-    cands: list[Candidate], retrieval: Retrieval, *, keyword_side: bool = True
-) -> None:
+def _word_sides(cands: list[Candidate], retrieval: Retrieval, *, keyword_side: bool = True) -> None:
     """The calibrated fusion's word-by-word numbers on each candidate: the keyword
     side's words (``QueryWord``) and the name signal's shares (``engine.search.words``).
     Without ``keyword_side`` (keyword-only mode, whose text side is bm25's own score)

@@ -29,7 +29,7 @@ import numpy as np
 
 from engine.search.rank import rank
 from engine.search.retrieve import retrieve
-from tests.bench import common, locomo
+from tests.bench import common, locomo, offtopic
 from tests.provider_servers import ProviderServer, Recorded, Reply
 
 KEY = "sk-bench"
@@ -111,7 +111,9 @@ def seed_vectors(convs: list[int]) -> dict[str, np.ndarray]:
     return out
 
 
-def engine_for(ws: Path, state: Path, url: str, lines: bool) -> Any:
+def engine_for(ws: Path, state: Path, url: str, lines: bool | None) -> Any:
+    """An engine on ``ws`` through the loopback server; ``lines`` None leaves
+    ``store.vector.lines`` unset (the default: units in their chunks' requests)."""
     from engine.config.loader import load_settings
     from engine.core import Engine
     from engine.embeddings.remote import create_remote_provider
@@ -126,7 +128,7 @@ def engine_for(ws: Path, state: Path, url: str, lines: bool) -> Any:
                     "remote": {"baseUrl": f"{url}/v1", "apiKey": KEY},
                     "store": {
                         "path": str(state / "index.memdeck.sqlite"),
-                        "vector": {"lines": lines},
+                        **({} if lines is None else {"vector": {"lines": lines}}),
                     },
                 }
             }
@@ -158,7 +160,9 @@ def main(argv: list[str] | None = None) -> None:
                     common.write_if_changed(ws / rel, text)
                 for variant in ("chunks", "lines"):
                     state = Path(tmp) / f"state-{ci}-{variant}"
-                    engine = engine_for(ws, state, server.url, variant == "lines")
+                    engine = engine_for(
+                        ws, state, server.url, None if variant == "lines" else False
+                    )
                     server.reset_counts()
                     load, t0 = os.getloadavg()[0], time.perf_counter()
                     done = engine.sync(reason="bench")
@@ -171,10 +175,17 @@ def main(argv: list[str] | None = None) -> None:
                         "model_s": round(server.model_s, 2),
                         "load": round(load, 2),
                         "chunks": done.chunks_embedded,
+                        "unit_matrices": engine.store.db.scalar(
+                            "select count(*) from line_vectors"
+                        ),
                         "errors": list(done.errors),
                         "hits": 0,
                         "rr": 0.0,
                         "n": 0,
+                        "offtopic": 0,
+                        "offtopic_n": 0,
+                        "nonsense": 0,
+                        "nonsense_n": 0,
                     }
                     for q in conv.questions:
                         retrieval = retrieve(engine.store, engine.provider, q.text, base)
@@ -184,6 +195,11 @@ def main(argv: list[str] | None = None) -> None:
                         if first is not None and first <= locomo.K:
                             m["hits"] += 1
                             m["rr"] += 1.0 / first
+                    for kind, text in offtopic.queries():  # answered at the default minScore
+                        retrieval = retrieve(engine.store, engine.provider, text, base)
+                        key = "offtopic" if kind == "cranfield" else "nonsense"
+                        m[f"{key}_n"] += 1
+                        m[key] += bool(rank(retrieval, base, conv.today).results)
                     engine.close()
                     results[variant][ci] = m
                     common.log(
@@ -205,6 +221,12 @@ def main(argv: list[str] | None = None) -> None:
             v: {
                 "hit@6": round(total(v, "hits", members) / total(v, "n", members), 3),
                 "MRR@6": round(total(v, "rr", members) / total(v, "n", members), 3),
+                "off-topic answered": round(
+                    total(v, "offtopic", members) / total(v, "offtopic_n", members), 3
+                ),
+                "nonsense answered": round(
+                    total(v, "nonsense", members) / total(v, "nonsense_n", members), 3
+                ),
             }
             for v in results
         }

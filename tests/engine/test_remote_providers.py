@@ -69,12 +69,19 @@ def test_openai_wire_format_status_and_search(build, server, notes) -> None:
     assert first.headers["content-type"] == "application/json"
     body = first.json
     assert body["model"] == "text-embedding-3-small"
+    # one request: each chunk, then its units (lines with a word, headings left out)
+    # as inputs of their own; a chunk ends at the file's last line, without its newline
+    assert len(reqs) == 2
     assert sorted(body["input"]) == sorted(
         [
-            # a chunk ends at the file's last line: its final newline is not in the text
             "# Memory\n\nDana prefers flat white coffee.",
+            "Dana prefers flat white coffee.",
             "# 2026-03-01\n\nAtlas rollback plan drafted.",
+            "Atlas rollback plan drafted.",
         ]
+    )
+    assert body["input"].index("Dana prefers flat white coffee.") == (
+        body["input"].index("# Memory\n\nDana prefers flat white coffee.") + 1
     )
     st = eng.status()
     assert (st.provider, st.model, st.dims) == ("openai", "text-embedding-3-small", 16)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from engine.core import Engine
+from engine.embeddings.base import UnitSpan
 from engine.embeddings.late_units import line_token_starts, pool_units
 from engine.index.line_vectors import space_key, unit_spans
 from tests.engine_fixtures import write
@@ -85,7 +86,7 @@ def test_a_chunks_tokens_are_its_lines_tokens_end_to_end(token_model) -> None:  
 def test_units_are_the_means_of_their_token_rows(provider, token_model) -> None:  # type: ignore[no-untyped-def]
     spans = unit_spans(CHAT)
     assert [(a, b) for a, b, _ in spans] == [(1, 1), (2, 2), (4, 4), (6, 8)]
-    _, units = provider.embed_with_units([CHAT], [[(a, b) for a, b, _ in spans]])
+    _, units = provider.embed_with_units([CHAT], [spans])
     rows = np.asarray(token_model.embed(CHAT, normalize=False), dtype=np.float32)
     starts = line_token_starts(_tokenize(token_model), CHAT, _tokenize(token_model)(CHAT, True))
     assert starts is not None and rows.shape[0] == starts[-1] + 1
@@ -103,7 +104,7 @@ def test_units_are_the_means_of_their_token_rows(provider, token_model) -> None:
 
 def test_the_chunks_vector_is_todays_pooled_embedding(provider) -> None:  # type: ignore[no-untyped-def]
     texts = [CHAT, "one line only", "word " * 700]  # the last is longer than the context
-    spans = [[(a, b) for a, b, _ in unit_spans(t)] for t in texts]
+    spans = [unit_spans(t) for t in texts]
     vectors, units = provider.embed_with_units(texts, spans)
     today = provider.embed_documents(texts)
     assert vectors.shape == today.shape == (3, 384)
@@ -114,8 +115,8 @@ def test_the_chunks_vector_is_todays_pooled_embedding(provider) -> None:  # type
 
 def test_pool_units_refuses_a_unit_without_tokens() -> None:
     rows = np.arange(12, dtype=np.float32).reshape(4, 3) + 1
-    assert pool_units(rows, [1, 2, 2, 3], [(0, 0), (1, 1)]) is None
-    got = pool_units(rows, [1, 2, 2, 3], [(0, 1), (2, 2)])
+    assert pool_units(rows, [1, 2, 2, 3], [UnitSpan(0, 0, "a"), UnitSpan(1, 1, "")]) is None
+    got = pool_units(rows, [1, 2, 2, 3], [UnitSpan(0, 1, "a b"), UnitSpan(2, 2, "c")])
     assert got is not None
     want = rows[1] / np.linalg.norm(rows[1])
     assert np.allclose(got[0], want) and np.allclose(got[1], rows[2] / np.linalg.norm(rows[2]))
@@ -144,16 +145,16 @@ def test_the_indexer_stores_units_from_the_chunks_run(
         engine.close()
     assert len(chunks) >= 3 and set(mats) == set(chunks)
     texts = list(chunks.values())
-    spans = [[(a, b) for a, b, _ in unit_spans(t)] for t in texts]
+    spans = [unit_spans(t) for t in texts]
     by_text = dict(zip(texts, late.embed_with_units(texts, spans)[1], strict=True))
     assert any(m is None for m in by_text.values())  # one chunk is past the context
     for h, text in chunks.items():
         assert mats[h].shape == (len(unit_spans(text)), 384)
         pooled = by_text[text]
-        if pooled is not None:  # stored as float16
-            assert np.abs(mats[h] - pooled).max() < 2e-3
+        if pooled is not None:  # stored as 8-bit codes: within half a step of each row's
+            assert np.abs(mats[h] - pooled).max() < 3e-3
         else:  # too long for one run: the units' own vectors
             own = separate.embed_documents([u for _, _, u in unit_spans(text)])
-            assert np.abs(mats[h] - own).max() < 2e-3
+            assert np.abs(mats[h] - own).max() < 3e-3
     late.close()
     separate.close()
