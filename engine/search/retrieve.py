@@ -259,11 +259,14 @@ def _word_counts(
     out: dict[int, dict[str, int]] = {}
     forms = {t: token_form(t) for t in query.terms}
     for cid, row in rows.items():
-        counts = token_counts(row.text)
         if present is None:
+            counts = token_counts(row.text)
             got = {t: counts[f] for t, f in forms.items() if counts[f] > 0}
+        elif held := present.get(cid):  # a chunk FTS5 matches no term in is not read
+            counts = token_counts(row.text)
+            got = {t: max(1, counts[forms[t]]) for t in held}
         else:
-            got = {t: max(1, counts[forms[t]]) for t in present.get(cid, ())}
+            continue
         if got:
             out[cid] = got
     return out

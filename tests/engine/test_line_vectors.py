@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from engine.index import line_codec
 from engine.index.line_vectors import line_units, unit_spans
 from engine.search import explain
 from tests.engine.concept_embedder import ConceptEmbedder
@@ -79,8 +80,8 @@ def _unit(*axes: float) -> np.ndarray:
 
 
 def _stored(v: np.ndarray) -> np.ndarray:
-    """A unit vector as the index keeps it (half precision, engine.index.line_codec)."""
-    return v.astype(np.float16).astype(np.float32)
+    """A unit vector as the index keeps it (8-bit codes and a scale, engine.index.line_codec)."""
+    return line_codec.decode(line_codec.encode(v[None, :], [0]), 1, v.shape[0])[0][0]
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -185,14 +186,14 @@ def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
     # with the query (cat, medicine)/√2; the chunk adds train 2 and database 2:
     # (2, 2, 2, 2)/4, cosine 4/(4√2)
     assert (top.best_line, top.best_line_end) == (3, 6)
-    # 1.0 in float32; half precision keeps 1/√2 as 0.70703: 0.9999
-    assert top.line_cosine == _cos(_unit(1, 1), _stored(_unit(2, 2))) == 0.9999
+    # 1.0: the row's largest number is its scale × 127, so 1/√2 is kept exactly
+    assert top.line_cosine == _cos(_unit(1, 1), _stored(_unit(2, 2))) == 1.0
     assert top.vector_score == round(1 / math.sqrt(2), 4)
-    assert top.vector_input == top.vector_component == 0.9999
+    assert top.vector_input == top.vector_component == 1.0
     (line,) = [
         ln for ln in explain.all_lines(top, out.options) if ln.expression.startswith("max(0")
     ]
-    assert str(line) == "max(0, 0.9999, 0.7071) = 0.9999"
+    assert str(line) == "max(0, 1.0000, 0.7071) = 1.0000"
     assert explain.best_unit(top.best_line, top.best_line_end) == "paragraph L3–6"
     # a query about the train: its list item (cosine 1) beats the chunk's 2/4
     train = eng.search("rail", opts, today=FIXED_TODAY)
