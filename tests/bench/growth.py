@@ -59,43 +59,6 @@ def _root(n: int, seed: int) -> Path:
     return common.CACHE_DIR / "synthetic" / f"{n}-{seed}"
 
 
-class TimedStandIn:
-    """The query side of the ``lines`` index: each query is embedded by the real
-    MiniLM (its time is the default's), but the vector returned, and the space
-    key, are ``HashEmbedder``'s, the stand-in the index was built with, so the
-    search scores the candidates' stored unit vectors as the default does."""
-
-    def __init__(self, model: Any, stand_in: synthetic.HashEmbedder):
-        self.model = model
-        self.stand_in = stand_in
-        self.id = stand_in.id
-
-    @property
-    def dims(self) -> int:
-        return self.stand_in.dims
-
-    def fingerprint(self) -> dict[str, object]:
-        return self.stand_in.fingerprint()
-
-    def describe(self) -> dict[str, object]:
-        return self.stand_in.describe()
-
-    def embed_query(self, text: str) -> Any:
-        self.model.embed_query(text)
-        return self.stand_in.embed_query(text)
-
-    def embed_documents(self, texts: Any, progress: Any = None) -> Any:
-        return self.stand_in.embed_documents(texts, progress)
-
-    def forget_queries(self) -> None:
-        forget = getattr(self.model, "forget_queries", None)
-        if forget is not None:
-            forget()
-
-    def close(self) -> None:
-        self.model.close()
-
-
 # -- children -----------------------------------------------------------------------
 def child_index(n: int, seed: int, kind: str) -> dict[str, Any]:
     """Cold index of one kind (``fts``: no provider; ``hash``: HashEmbedder vectors;
@@ -121,7 +84,8 @@ def child_latency(n: int, seed: int, n_queries: int, kind: str = "hash") -> dict
     qprov, qname = scale.query_embedder()
     qprov.embed_query("warm up the model")
     if kind == "lines":  # the stored units are HashEmbedder's: score them as the default
-        qprov, qname = TimedStandIn(qprov, synthetic.HashEmbedder()), f"{qname}, timed only"
+        qprov = synthetic.TimedStandIn(qprov, synthetic.HashEmbedder())
+        qname = f"{qname}, timed only"
     queries = synthetic.queries(n_queries, seed)
     opts = common.default_options()
     out: dict[str, Any] = {"query_embedder": qname, "queries": n_queries}

@@ -25,6 +25,7 @@ import shutil
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import regex
@@ -524,3 +525,42 @@ def distinct_queries(n: int, seed: int = DEFAULT_SEED) -> list[str]:
         if drawn > 50 * n:
             raise ValueError(f"the synthetic vocabulary gives fewer than {n} distinct queries")
         drawn *= 2
+
+
+class TimedStandIn:
+    """A stand-in that costs what the default costs: every text is embedded by the
+    real model (``model``, MiniLM: its time is the default's), but the vectors
+    returned, and the space key, are ``HashEmbedder``'s, the stand-in an index was
+    built with, so a search of that index scores its stored unit vectors as the
+    default does, and an edit embeds its chunk and units at the model's speed."""
+
+    def __init__(self, model: Any, stand_in: HashEmbedder):
+        self.model = model
+        self.stand_in = stand_in
+        self.id = stand_in.id
+
+    @property
+    def dims(self) -> int:
+        return self.stand_in.dims
+
+    def fingerprint(self) -> dict[str, object]:
+        return self.stand_in.fingerprint()
+
+    def describe(self) -> dict[str, object]:
+        return self.stand_in.describe()
+
+    def embed_query(self, text: str) -> Any:
+        self.model.embed_query(text)
+        return self.stand_in.embed_query(text)
+
+    def embed_documents(self, texts: Any, progress: Any = None) -> Any:
+        self.model.embed_documents(texts)
+        return self.stand_in.embed_documents(texts, progress)
+
+    def forget_queries(self) -> None:
+        forget = getattr(self.model, "forget_queries", None)
+        if forget is not None:
+            forget()
+
+    def close(self) -> None:
+        self.model.close()
