@@ -38,6 +38,7 @@ from engine.index.indexer import (
     media_source_files,
     memory_source_files,
 )
+from engine.index.line_vectors import lines_setting, space_key
 from engine.index.store import Store
 from engine.memory.recall import MAX_EVENTS, MAX_SEARCHES
 from engine.memory.recall import counts as recall_counts
@@ -59,9 +60,10 @@ from engine.status import (
 )
 from engine.workspace.files import MAX_INDEX_BYTES, Workspace
 
-#: a first build's index size per byte of Markdown, measured on LoCoMo with the
-#: default's line vectors (docs/benchmarks); a rebuild uses the index's own size
-INDEX_PER_MARKDOWN = 40
+#: a first build's index size per byte of Markdown: 14.5 measured on LoCoMo conv-5
+#: with the default's line vectors (docs/benchmarks/2026-11-28-cost.md), with a
+#: margin; a rebuild uses the index's own size
+INDEX_PER_MARKDOWN = 16
 
 
 class IndexNotBuilt(RuntimeError):
@@ -720,6 +722,7 @@ class Engine(IndexRepair):
         qmd = self.qmd.status() if self.qmd is not None else None
         info = store.info()
         active, why = multimodal_scope(self.ms, provider)
+        lines = lines_setting(provider, self.ms.store.line_vectors)
         return EngineStatus(
             version=__version__,
             workspace=str(self.workspace.root),
@@ -769,6 +772,9 @@ class Engine(IndexRepair):
             search_error=self.search_error,
             recall=self._recall_size(),
             write_problem=self.write_problem or self._space_problem(),
+            unit_vectors=lines.on,
+            unit_vectors_reason=lines.reason,
+            units_missing=self._units_missing() if lines.on and load_provider else None,
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)
             + (
@@ -779,6 +785,15 @@ class Engine(IndexRepair):
             fallback_reason=qmd.fallback_reason if qmd else None,
             qmd=qmd,
         )
+
+    def _units_missing(self) -> int | None:
+        """Text chunks whose unit vectors are not stored yet in the provider's space."""
+        if self.provider is None:
+            return None
+        try:
+            return len(self.store.chunks_without_line_vectors(space_key(self.provider)))
+        except (DatabaseError, OSError, ProviderError):
+            return None
 
     def _recall_size(self) -> RecallSize | None:
         try:

@@ -154,6 +154,12 @@ class EngineStatus(JsonRecord):
     #: why the index cannot be written right now (full disk, read-only folder…);
     #: None while writes work
     write_problem: WriteProblem | None = None
+    #: whether chunks get unit vectors (``store.vector.lines``) and why
+    unit_vectors: bool = False
+    unit_vectors_reason: str = ""
+    #: text chunks (distinct contents) whose unit vectors the next sync embeds; None
+    #: while unit vectors are off, or in a quick status (``load_provider`` False)
+    units_missing: int | None = None
 
 
 # -- why the index cannot be written ----------------------------------------------------

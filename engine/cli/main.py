@@ -262,6 +262,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"mode        {st.mode}",
         f"files       {st.files} indexed / {st.files_on_disk} on disk",
         f"chunks      {st.chunks} ({st.embedded_chunks} embedded)",
+        _units_line(st),
         f"cache       {st.cache_entries} entries",
         *(
             [
@@ -288,6 +289,21 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"search error {st.search_error}")
     emit(args, st.to_json(), "\n".join(lines))
     return EXIT_OK
+
+
+def _units_line(st: EngineStatus) -> str:
+    """Whether chunks get a vector per line (unit) too, why, and how many wait."""
+    if not st.unit_vectors:
+        return f"units       off ({st.unit_vectors_reason})"
+    missing = st.units_missing
+    left = (
+        ""
+        if missing is None or not st.chunks
+        else "; every chunk has them"
+        if missing == 0
+        else f"; {missing} chunk(s) wait for theirs (next sync)"
+    )
+    return f"units       a vector per line too ({st.unit_vectors_reason}){left}"
 
 
 def _fingerprint_line(mine: Mapping[str, object], indexed: Mapping[str, object] | None) -> str:

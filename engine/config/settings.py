@@ -162,7 +162,7 @@ class StoreSettings:
     fts_tokenizer: FtsTokenizer = "unicode61"
     #: memdeck extension ``store.vector.lines``: also embed every line of each chunk
     #: (``engine.index.line_vectors``), read by the ``calibrated`` fusion. None
-    #: (unset) = ``engine.index.line_vectors.lines_by_default``
+    #: (unset) = ``engine.index.line_vectors.lines_setting``
     line_vectors: bool | None = None
 
 

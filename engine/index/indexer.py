@@ -32,7 +32,7 @@ from engine.index.index_store import IndexStore
 from engine.index.line_vectors import (
     embed_chunks_with_units,
     embed_missing_lines,
-    lines_by_default,
+    lines_setting,
     space_key,
     units_with_chunks,
 )
@@ -270,7 +270,7 @@ class Indexer:
 
         By default (``store.vector.lines`` unset) with the local model and with a
         remote API whose requests carry the units beside their chunks
-        (``line_vectors.lines_by_default``). A provider failure here is
+        (``line_vectors.lines_setting``). A provider failure here is
         reported like any embedding failure and leaves the chunks without line
         vectors (search then uses the chunk's own cosine); the next sync retries.
         """
@@ -290,11 +290,8 @@ class Indexer:
 
     def _wants_lines(self) -> bool:
         """Whether chunks get unit vectors (``store.vector.lines``, else
-        ``line_vectors.lines_by_default``)."""
-        wanted = self.ms.store.line_vectors
-        return self.provider is not None and (
-            lines_by_default(self.provider) if wanted is None else wanted
-        )
+        ``line_vectors.lines_setting``)."""
+        return lines_setting(self.provider, self.ms.store.line_vectors).on
 
     def _read(self, f: SourceFile, stats: SyncStats) -> tuple[SourceFile, bytes] | None:
         """The file's bytes and its size/mtime, all from one descriptor opened without

@@ -55,9 +55,7 @@ def encode(matrix: np.ndarray, keys: list[int]) -> bytes:
     peak = np.abs(mat).max(axis=1)
     scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
     codes = np.clip(np.rint(mat / scale[:, None]), -127, 127).astype(np.int8)
-    return b"".join(
-        [np.asarray(keys, dtype=np.uint64).tobytes(), scale.tobytes(), codes.tobytes()]
-    )
+    return b"".join([np.asarray(keys, dtype=np.uint64).tobytes(), scale.tobytes(), codes.tobytes()])
 
 
 def decode(blob: bytes, lines: int, dims: int) -> tuple[np.ndarray, np.ndarray | None]:

@@ -147,12 +147,29 @@ def units_with_chunks(provider: EmbeddingProvider) -> UnitsWithChunks | None:
     return None
 
 
-def lines_by_default(provider: EmbeddingProvider) -> bool:
-    """Whether chunks get unit vectors when ``store.vector.lines`` is not set: with
-    the local model (they cost time, not money), and with a remote API that carries
-    them in their chunks' requests (they cost tokens, ~2× chunk-only, but no more
-    requests)."""
-    return provider.id == "local" or units_with_chunks(provider) is not None
+class LinesSetting(NamedTuple):
+    """Whether an index's chunks get unit vectors, and why (``memdeck status``)."""
+
+    on: bool
+    reason: str
+
+
+def lines_setting(provider: EmbeddingProvider | None, wanted: bool | None) -> LinesSetting:
+    """``store.vector.lines`` (``wanted``) for ``provider``, with its reason. Unset,
+    they are on with the local model (they cost time, not money) and with a remote
+    API that carries them in their chunks' requests (tokens, ~2× chunk-only, but no
+    more requests), off with any other provider."""
+    if provider is None:
+        return LinesSetting(False, "no embedding provider")
+    if wanted is not None:
+        return LinesSetting(wanted, f"store.vector.lines: {'true' if wanted else 'false'}")
+    if provider.id == "local":
+        return LinesSetting(True, "the local model")
+    if units_with_chunks(provider) is not None:
+        return LinesSetting(True, "each unit an input of its chunk's request")
+    return LinesSetting(
+        False, f"off by default with {provider.id}; store.vector.lines: true turns them on"
+    )
 
 
 def space_key(provider: EmbeddingProvider) -> str:

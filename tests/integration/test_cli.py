@@ -136,9 +136,7 @@ def test_disabled_memory_search_reports_instead_of_failing(
     assert res["disabled"] is True and res["results"] == [] and "disabled" in res["error"]
 
 
-def test_openclaw_profile_searches_are_recorded_in_the_recall_log(
-    cli, workspace_dir: Path
-) -> None:
+def test_openclaw_profile_searches_are_recorded_in_the_recall_log(cli, workspace_dir: Path) -> None:
     """`memdeck search --profile openclaw` leaves its row in the recall log like any
     search (client `cli`, OpenClaw's hits with OpenClaw's line numbers), whether the
     option comes before or after the query; so does a search with no hit."""
@@ -201,3 +199,35 @@ def test_text_status_has_a_fingerprint_line(cli, workspace_dir: Path) -> None:
     assert fingerprint_line() == f"fingerprint {digest}  (no index built yet)"
     assert cli("index", "-w", ws).returncode == 0
     assert fingerprint_line() == f"fingerprint {digest}  (the index was built with it)"
+
+
+@pytest.mark.parametrize(
+    ("provider", "line"),
+    [
+        ("openai", "units       a vector per line too (each unit an input of its chunk's request)"),
+        (
+            "gemini",
+            "units       off (off by default with gemini; store.vector.lines: true turns them on)",
+        ),
+    ],
+)
+def test_status_says_whether_chunks_get_unit_vectors(
+    cli, state_dir: Path, workspace_dir: Path, provider: str, line: str
+) -> None:
+    # status reads the config and the index; it sends nothing to the (absent) endpoint
+    config = {"provider": provider, "remote": {"apiKey": "k", "baseUrl": "http://127.0.0.1:9/v1"}}
+    (state_dir / "openclaw.json").write_text(
+        json.dumps({"agents": {"defaults": {"memorySearch": config}}})
+    )
+    r = cli("status", "-w", str(workspace_dir))
+    assert r.returncode == 0, r.stderr
+    assert line in r.stdout.splitlines()
+    st = json.loads(cli("status", "-w", str(workspace_dir), "--json").stdout)
+    assert st["unit_vectors"] is (provider == "openai")
+    assert st["units_missing"] == (0 if provider == "openai" else None)
+
+
+def test_status_without_a_provider_has_no_unit_vectors(cli, workspace_dir: Path) -> None:
+    ws = str(workspace_dir)
+    assert cli("index", "-w", ws).returncode == 0
+    assert "units       off (no embedding provider)" in cli("status", "-w", ws).stdout.splitlines()

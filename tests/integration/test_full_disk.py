@@ -148,8 +148,8 @@ def test_status_warns_of_a_full_disk_and_a_failed_write_gives_its_log_back(
 
 def test_a_first_build_that_cannot_fit_says_how_much_it_needs(small_fs: Path, ws: Path) -> None:
     env = cli_env(small_fs)
-    (ws / "MEMORY.md").write_text(NOTE + "- a long note about nothing in particular\n" * 5000)
-    out = run_cli("index", "-w", str(ws), env=env)  # ~215 KB of Markdown on an 8 MiB disk
+    (ws / "MEMORY.md").write_text(NOTE + "- a long note about nothing in particular\n" * 8000)
+    out = run_cli("index", "-w", str(ws), env=env)  # ~340 KB of Markdown on an 8 MiB disk
     assert out.returncode != 0
     assert "a full rebuild of the index needs about" in out.stderr and "MB free in" in out.stderr
     assert not list((small_fs / "memory").glob("*.reindex-*"))  # refused before it started

@@ -43,6 +43,16 @@ def test_status_reports_sqlite_vec_and_the_local_model(local_engine: Engine) -> 
     assert st.vector == "sqlite-vec" and st.provider == "local"
     assert st.dims == 384 and st.embedded_chunks == st.chunks == 4
     assert st.mode == "hybrid"
+    assert (st.unit_vectors, st.unit_vectors_reason, st.units_missing) == (
+        True,
+        "the local model",
+        0,
+    )
+    # a chunk whose units are gone is counted until a sync embeds them again
+    local_engine.store.db.execute("delete from line_vectors")
+    assert local_engine.status().units_missing == 4
+    local_engine.sync()
+    assert local_engine.status().units_missing == 0
 
 
 def test_semantic_query_without_shared_words_is_found_by_the_vector_side(
