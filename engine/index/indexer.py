@@ -425,6 +425,7 @@ class Indexer:
             try:
                 vectors = self._embed_all(
                     [c for _, _, chunks, _ in pending for c in chunks],
+                    [f.rel for f, _, _, _ in pending],
                     stats,
                     files_done,
                     files_total,
@@ -465,7 +466,12 @@ class Indexer:
         self._progress("write", files_done, files_total, stats)
 
     def _embed_all(
-        self, chunks: list[NewChunk], stats: SyncStats, files_done: int, files_total: int
+        self,
+        chunks: list[NewChunk],
+        paths: list[str],
+        stats: SyncStats,
+        files_done: int,
+        files_total: int,
     ) -> dict[str, np.ndarray]:
         provider = self.provider
         assert provider is not None
@@ -490,6 +496,7 @@ class Indexer:
         units += [("text", texts[i : i + step]) for i in range(0, len(texts), step)]
         # progress counts this sync's chunks: embedded so far of (earlier + this flush's)
         total = stats.chunks_embedded + len(missing)
+        known = self._known_units(provider, paths) if texts else {}
         done = 0
         for kind, batch in units:
             self._check_cancel()
@@ -501,7 +508,9 @@ class Indexer:
                 seen.append(p)
                 self._embed_progress(stats, p, before, total, t0, files_done, files_total)
 
-            fresh = self._embed_unit(provider, kind, batch, text_of, dims, on_progress, stats)
+            fresh = self._embed_unit(
+                provider, kind, batch, text_of, dims, on_progress, stats, known
+            )
             if seen:
                 stats.requests += seen[-1].requests
                 stats.retries += seen[-1].retries
@@ -514,6 +523,19 @@ class Indexer:
         if self.store.dims is None and out:
             self.store.set_dims(dims)
         return out
+
+    def _known_units(self, provider: EmbeddingProvider, paths: list[str]) -> dict[int, np.ndarray]:
+        """Unit vectors a provider that sends each unit as an input of its chunk's
+        request need not send again: those of the files' chunks before this edit and
+        of chunks gone from the index (``IndexStore.orphan_line_units``)."""
+        both = units_with_chunks(provider)
+        if both is None or both.unit_pooling != "packed" or not self.ms.cache.enabled:
+            return {}
+        if not self._wants_lines():
+            return {}
+        dims = provider.dims
+        got = self.store.orphan_line_units(space_key(provider), paths)
+        return {k: v for k, v in got.items() if v.shape == (dims,)}
 
     def _media_bytes(self, f: SourceFile) -> bytes:
         """A media file's bytes, read again (safely) when it is embedded."""
@@ -538,6 +560,7 @@ class Indexer:
         dims: int,
         progress: Callable[[EmbedProgress], None],
         stats: SyncStats,
+        known: Mapping[int, np.ndarray],
     ) -> dict[str, np.ndarray]:
         """Embed one slice of texts (or media files); returns hash → vector for the
         ones that are ready (batch jobs may keep some for a later sync)."""
@@ -549,7 +572,12 @@ class Indexer:
                 # the units' vectors from the chunks' own run of the model, or their
                 # own inputs in the chunks' requests (UnitsWithChunks)
                 vecs, separate = embed_chunks_with_units(
-                    self.store, both, space_key(provider), {h: text_of[h] for h in batch}, progress
+                    self.store,
+                    both,
+                    space_key(provider),
+                    {h: text_of[h] for h in batch},
+                    progress,
+                    known,
                 )
                 self._separate_units |= separate
             else:

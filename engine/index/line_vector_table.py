@@ -6,7 +6,7 @@ candidates only; stored as ``engine.index.line_codec`` encodes them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -68,15 +68,21 @@ class LineVectorTable:
                     ),
                 )
 
-    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
+    def orphan_line_units(self, model: str, paths: Collection[str] = ()) -> dict[int, np.ndarray]:
         """unit key → vector, from the matrices of chunks no longer in the index (the
-        old versions of chunks just edited, before ``prune_line_vectors``)."""
-        out: dict[int, np.ndarray] = {}
-        for dims, lines, blob in self.db.execute(
+        old versions of chunks just edited, before ``prune_line_vectors``) and of the
+        chunks of ``paths`` (files about to be indexed again: their unchanged units)."""
+        sql = (
             "select dims, lines, vectors from line_vectors where model = ?"
-            " and chunk_hash not in (select hash from chunks)",
-            (model,),
-        ):
+            " and (chunk_hash not in (select hash from chunks)"
+        )
+        params: list[object] = [model]
+        if paths:
+            marks = ",".join("?" * len(paths))
+            sql += f" or chunk_hash in (select hash from chunks where path in ({marks}))"
+            params += list(paths)
+        out: dict[int, np.ndarray] = {}
+        for dims, lines, blob in self.db.execute(sql + ")", params):
             mat, keys = line_codec.decode(blob, int(lines), int(dims))
             if keys is not None:
                 out.update(zip(keys.tolist(), mat, strict=True))

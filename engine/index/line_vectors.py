@@ -190,18 +190,31 @@ def embed_chunks_with_units(
     key: str,
     texts: dict[str, str],
     progress: ProgressCallback | None = None,
+    known: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, set[str]]:
     """The vectors of chunks ``texts`` (hash → text, in order), their units' vectors
-    taken from the same run and stored under ``key`` (:func:`space_key`); returns
+    taken from the same call and stored under ``key`` (:func:`space_key`); returns
     the chunks' vectors and the hashes whose units could not be pooled (for
-    :func:`embed_missing_lines` to embed their units on their own)."""
+    :func:`embed_missing_lines` to embed their units on their own).
+
+    ``known`` (unit key → vector: the units of the files' chunks before this edit,
+    ``IndexStore.orphan_line_units``) spares a provider that sends each unit as an
+    input of its own (``"packed"``) the units it embedded before: an appended line
+    costs its chunk and itself, not its chunk's every line again. Pooled units
+    (``"late-…"``) come from the chunk's run, so they are all taken from it."""
     spans = [unit_spans(text) for text in texts.values()]
-    vectors, mats = provider.embed_with_units(list(texts.values()), spans, progress)
-    got = {
-        h: LineMatrix(m, tuple(unit_key(u) for _, _, u in units))
-        for h, units, m in zip(texts, spans, mats, strict=True)
-        if m is not None
-    }
+    reuse = known if known and provider.unit_pooling == "packed" else {}
+    ask = [[u for u in units if unit_key(u.text) not in reuse] for units in spans]
+    vectors, mats = provider.embed_with_units(list(texts.values()), ask, progress)
+    got: dict[str, LineMatrix] = {}
+    for h, units, asked, m in zip(texts, spans, ask, mats, strict=True):
+        if m is None:
+            continue
+        fresh = {unit_key(u.text): row for u, row in zip(asked, m, strict=True)}
+        keys = tuple(unit_key(u.text) for u in units)
+        rows = [fresh[k] if k in fresh else reuse[k] for k in keys]
+        matrix = np.stack(rows) if rows else np.zeros((0, vectors.shape[1]), dtype=np.float32)
+        got[h] = LineMatrix(matrix, keys)
     if got:
         store.put_line_vectors(key, got)
     return vectors, {h for h in texts if h not in got}

@@ -7,7 +7,7 @@ two namespaces holding the same text share it), encoded as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -42,13 +42,17 @@ class PgLineVectorTable:
             for h, dims, lines, blob in rows
         }
 
-    def orphan_line_units(self, model: str) -> dict[int, np.ndarray]:
-        """unit key → vector, from matrices no chunk of any namespace uses any more."""
+    def orphan_line_units(self, model: str, paths: Collection[str] = ()) -> dict[int, np.ndarray]:
+        """unit key → vector, from matrices no chunk of any namespace uses any more,
+        and from those of this namespace's chunks of ``paths`` (files about to be
+        indexed again: their unchanged units)."""
         with self._conn() as c:
             rows = c.execute(
                 "select dims, lines, vectors from memdeck_line_vectors l where model = %s and"
-                " not exists (select 1 from memdeck_chunks k where k.hash = l.chunk_hash)",
-                (model,),
+                " (not exists (select 1 from memdeck_chunks k where k.hash = l.chunk_hash)"
+                " or exists (select 1 from memdeck_chunks k where k.hash = l.chunk_hash"
+                " and k.space = %s and k.path = any(%s)))",
+                (model, self._space(c), list(paths)),
             ).fetchall()
         out: dict[int, np.ndarray] = {}
         for dims, lines, blob in rows:

@@ -116,7 +116,7 @@ def test_units_ride_in_the_chunks_requests(build, workspace_dir: Path) -> None:
     assert lines[top.best_line - 1] == line
 
 
-def test_an_edit_sends_the_changed_chunk_with_its_units_only(build, workspace_dir: Path) -> None:
+def test_an_edit_sends_the_changed_chunk_and_its_new_units_only(build, workspace_dir: Path) -> None:
     path = write(workspace_dir, "memory/2026-03-02.md", _day(120))
     with ProviderServer() as server:
         eng = build("openai", server.url + "/v1")
@@ -126,9 +126,34 @@ def test_an_edit_sends_the_changed_chunk_with_its_units_only(build, workspace_di
             fh.write("- 11:00 Booked the ferry to Hydra.\n")
         assert not eng.sync().errors
         new = [r.json["input"] for r in server.embed_requests()[before:]]
-    assert len(new) == 1
-    assert new[0][0].endswith("- 11:00 Booked the ferry to Hydra.")
-    assert new[0][1:] == [u.text for u in unit_spans(new[0][0])]
+        # the changed chunk, then the one unit it did not have: its other lines'
+        # vectors come from the chunk's old matrix
+        assert new == [[new[0][0], "- 11:00 Booked the ferry to Hydra."]]
+        assert new[0][0].endswith("- 11:00 Booked the ferry to Hydra.")
+        assert eng.provider is not None
+        (h,) = [
+            h
+            for h, text in eng.store.db.execute("select hash, text from chunks")
+            if text == new[0][0]
+        ]
+        units = unit_spans(new[0][0])
+        mat = eng.store.line_vectors([h], space_key(eng.provider))[h]
+        own = np.asarray([text_vector(u.text, 16) for u in units], dtype=np.float32)
+        own /= np.linalg.norm(own, axis=1, keepdims=True)
+        stored = line_codec.decode(line_codec.encode(own, [0] * len(own)), len(own), 16)[0]
+        assert np.allclose(mat, stored, atol=1e-6)  # reused rows and the new one, in order
+        # without the embedding cache nothing is reused: every unit is sent again
+        eng.close()
+    with ProviderServer() as server:
+        eng = build("openai", server.url + "/v1", **{"cache.enabled": False})
+        eng.sync()
+        before = len(server.embed_requests())
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("- 11:05 And the bus back.\n")
+        eng.sync()
+        sent = [t for r in server.embed_requests()[before:] for t in r.json["input"]]
+        chunks = [t for (t,) in eng.store.db.execute("select text from chunks order by start_line")]
+        assert sent == [x for c in chunks for x in (c, *(u.text for u in unit_spans(c)))]
 
 
 def test_gemini_and_an_explicit_false_stay_chunk_only(build, workspace_dir: Path) -> None:

@@ -223,7 +223,15 @@ def test_line_vectors_match_sqlite(both) -> None:
     ids = [i for i, _ in pg.fts_search('"dentist"', 5, ["memory"])]
     assert set(pg.chunk_hashes(ids).values()) == {"h1"}
     for st in (lite, pg):
+        # units to reuse: none gone from the index yet; those of a file's chunks on asking
+        assert st.orphan_line_units("m1") == {}
+        reusable = st.orphan_line_units("m1", ["memory/2026-01-02.md", "memory/nowhere.md"])
+        assert sorted(reusable) == [1, 2, 3, 4, 5]
+        assert np.array_equal(reusable[4], np.eye(3, 8, dtype=np.float32)[1])
+        assert st.orphan_line_units("m2", ["memory/2026-01-02.md"]) == {}
+    for st in (lite, pg):
         st.remove_files(["memory/2026-01-02.md"])  # h1..h3 leave the index
+        assert sorted(st.orphan_line_units("m1")) == [1, 2, 3, 4, 5]
         assert st.prune_line_vectors() == 2
         assert st.line_vectors(["h1", "h2"], "m1") == {}
 
