@@ -39,7 +39,7 @@ from engine.index.indexer import (
     memory_source_files,
 )
 from engine.index.line_vectors import lines_setting, space_key
-from engine.index.store import Store
+from engine.index.store import PAGE_SIZE, Store, page_size_for
 from engine.memory.recall import MAX_EVENTS, MAX_SEARCHES
 from engine.memory.recall import counts as recall_counts
 from engine.repair import IndexRepair
@@ -222,7 +222,18 @@ class Engine(IndexRepair):
             vector_enabled=st.vector_enabled,
             extension_path=st.extension_path,
             fts_tokenizer=st.fts_tokenizer,
+            page_size=self._page_size_for(path) if not snapshot else PAGE_SIZE,
         )
+
+    def _page_size_for(self, path: Path) -> int:
+        """A new index file's page size, from the size of the memory it will hold
+        (``store.page_size_for``); an existing file keeps its own."""
+        try:
+            if str(path) == ":memory:" or (path.exists() and path.stat().st_size > 0):
+                return PAGE_SIZE  # not used: the file has its page size
+            return page_size_for(sum(f.size for f in memory_source_files(self.workspace)))
+        except OSError:
+            return PAGE_SIZE
 
     def _open_store(self) -> IndexStore:
         if not self.backend.local_file:

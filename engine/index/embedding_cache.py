@@ -66,9 +66,16 @@ class EmbeddingCacheTable:
         the cache and in ``chunks``) into this layout. Deleting the chunk first hands
         the vector back to the entry (``_delete_chunks``), so a cached vector outlives
         its chunk as before. Returns the entries turned into references."""
+        # Each entry is written anew (deleted, then inserted) rather than updated in
+        # place: a row that shrinks in place leaves its page as full of nothing as it
+        # was of vectors, while a deleted row's page is merged with its neighbours
+        # and the pages left over are freed for other tables and the file system.
         with self.db.transaction():
             self.db.execute(
-                "update embedding_cache set embedding = x'' where length(embedding) > 0"
+                "insert or replace into embedding_cache(provider, model, provider_key, hash,"
+                " embedding, dims, updated_at)"
+                " select provider, model, provider_key, hash, x'', dims, updated_at"
+                " from embedding_cache where length(embedding) > 0"
                 " and embedding = (select c.embedding from chunks c"
                 " where c.hash = embedding_cache.hash and c.embedding is not null limit 1)"
             )

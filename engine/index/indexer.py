@@ -248,6 +248,7 @@ class Indexer:
             self.store.cache_share_with_chunks()
         self.store.maintain_vec_table()
         self.store.maintain_keyword_index()
+        self.store.release_free_pages()
         done_event = SyncDone(
             reason=reason,
             full=full,

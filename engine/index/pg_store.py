@@ -368,6 +368,10 @@ class PgStore(PgLineVectorTable):
     def maintain_keyword_index(self) -> None:
         """No postings here (``Store.keyword_search``)."""
 
+    def release_free_pages(self) -> int:
+        """Nothing to do: PostgreSQL's autovacuum reuses dead rows' space."""
+        return 0
+
     def keyword_search(
         self, words: Sequence[str], limit: int, sources: Sequence[str], *, require_all: bool = True
     ) -> list[tuple[int, float]] | None:

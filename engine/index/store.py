@@ -52,11 +52,21 @@ def table_tokenizer(create_sql: str) -> str:
     return first if first in ("porter", "trigram") else "unicode61"
 
 
-#: page size of a new index file. A chunk row (text, the 1.5 KB float32 vector of
-#: 384 dims, path, hash: ~2.8 KB) fills a 4 KB page by itself; 16 KB pages pack ~5
-#: (100k chunks: 492 → ~417 MB after VACUUM). Existing files keep theirs until a
-#: full reindex (``indexer.copy_into``).
+#: page size of a new index file for a large memory. A chunk row (text, the 1.5 KB
+#: float32 vector of 384 dims, path, hash: ~2.8 KB) fills a 4 KB page by itself; 16 KB
+#: pages pack ~5 (100k chunks: 492 → ~417 MB after VACUUM). Existing files keep theirs
+#: until a full reindex (``sqlite_files``' swap).
 PAGE_SIZE = 16384
+#: ... and for a small one: each of the ~25 tables and indexes takes a page at least,
+#: which at 16 KB was a quarter of a 100 KB chat log's index (LoCoMo conv-5)
+SMALL_PAGE_SIZE = 4096
+#: Markdown below this size gets ``SMALL_PAGE_SIZE`` (about 7,000 chunks)
+SMALL_MEMORY_BYTES = 8 * 2**20
+
+
+def page_size_for(markdown_bytes: int) -> int:
+    """The page size of a new index for a memory of ``markdown_bytes``."""
+    return SMALL_PAGE_SIZE if markdown_bytes < SMALL_MEMORY_BYTES else PAGE_SIZE
 
 _SCHEMA = (
     """
@@ -137,10 +147,12 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         fts_tokenizer: str = "unicode61",
         binding: str | None = None,
         snapshot: bool = False,
+        page_size: int = PAGE_SIZE,
     ):
         """``snapshot`` opens an existing index read-only without writing a byte
         (``db.snapshot_uri``): search, get and status on a full disk or a read-only
-        state dir. Nothing may be written through such a store."""
+        state dir. Nothing may be written through such a store. ``page_size`` is
+        used when the file is new (:func:`page_size_for`)."""
         self.path = Path(path)
         self.snapshot = snapshot
         if not snapshot:
@@ -153,6 +165,7 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         #: build ``chunks_vec`` at the end of a sync even below the numpy budget (set
         #: by an engine whose vector path is sqlite-vec)
         self.vec_requested = False
+        self._page_size = page_size
         if not snapshot:
             self._set_up()
         self.vec: VecStatus = (
@@ -181,7 +194,10 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         """WAL mode and the schema (writes; skipped by a snapshot store)."""
         try:
             if not int(self.db.scalar("pragma page_count") or 0):  # a new file
-                self.db.execute(f"pragma page_size={PAGE_SIZE}")
+                self.db.execute(f"pragma page_size={int(self._page_size)}")
+                # free pages can be handed back to the file system after a sync
+                # (``release_free_pages``); only settable before the first table
+                self.db.execute("pragma auto_vacuum=incremental")
             self.db.execute("pragma journal_mode=wal")
             self.db.execute("pragma synchronous=normal")
             self.db.execute("pragma foreign_keys=off")
@@ -503,6 +519,20 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         kw = self.keyword_index()
         if kw is not None and kw.ready():
             kw.mark_stale()
+
+    def release_free_pages(self) -> int:
+        """After a sync (writer lock held): give the pages no table uses any more back
+        to the file system, so the file is the size of what it holds (a first sync
+        frees the embedding cache's copies of the chunks' vectors, an edit its old
+        chunks). A file made before ``auto_vacuum`` was set keeps them, to be reused
+        by later writes. Returns the pages released."""
+        if self.snapshot:
+            return 0
+        free = int(self.db.scalar("pragma freelist_count") or 0)
+        if not free or int(self.db.scalar("pragma auto_vacuum") or 0) != 2:
+            return 0
+        self.db.execute("pragma incremental_vacuum")
+        return free - int(self.db.scalar("pragma freelist_count") or 0)
 
     def maintain_keyword_index(self) -> None:
         """After a sync (writer lock held): rebuild stale postings, or fold a grown

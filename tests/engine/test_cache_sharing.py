@@ -112,3 +112,33 @@ def test_a_full_reindex_copies_the_cache_with_its_vectors(tmp_path) -> None:
     assert set(_entries(fresh).values()) == {384 * 4}  # real copies: no chunks here
     assert _cached(fresh, list(live)) == live
     fresh.close()
+
+
+def test_the_copies_a_first_sync_drops_are_given_back_to_the_file_system(tmp_path) -> None:
+    ws = _workspace(tmp_path)
+    for day in range(4, 120):  # 120 chunks: the cache's copies fill pages of their own
+        lines = "\n".join(f"- item {day}.{i} about topic{day * 7 + i}" for i in range(30))
+        (ws / f"memory/2026-02-{day:03d}.md").write_text(f"# Day {day}\n\n{lines}\n")
+    engine = common.open_engine(ws, tmp_path / "state", HashEmbedder())
+    engine.sync(reason="test")
+    store = engine.store
+    assert int(store.db.scalar("pragma auto_vacuum") or 0) == 2  # incremental, set at birth
+    entries = _entries(store)
+    assert len(entries) >= 120 and set(entries.values()) == {0}  # every copy dropped
+    assert int(store.db.scalar("pragma freelist_count") or 0) == 0  # given back
+    page = int(store.db.scalar("pragma page_size") or 0)
+    cache_pages = int(
+        store.db.scalar("select count(*) from dbstat where name = 'embedding_cache'") or 0
+    )
+    payload = int(
+        store.db.scalar("select sum(payload) from dbstat where name = 'embedding_cache'") or 0
+    )
+    assert cache_pages <= 2 * payload // page + 2  # repacked, not pages of emptied rows
+    engine.close()
+    # the file holds what it uses: its pages, none free (after the close's checkpoint)
+    index = tmp_path / "state" / "index.memdeck.sqlite"
+    reopened = Store(index)
+    used = int(reopened.db.scalar("pragma page_count") or 0)
+    assert index.stat().st_size == used * page
+    assert int(reopened.db.scalar("pragma freelist_count") or 0) == 0
+    reopened.close()

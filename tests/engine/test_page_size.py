@@ -1,11 +1,13 @@
-"""New index files use 16 KB pages; a 4 KB index written before keeps working.
+"""New index files of a large memory use 16 KB pages, of a small one 4 KB; a file
+keeps its page size until a full reindex.
 
 A chunk row (text, vector, path, hash: ~2.8 KB at 384 dims) fills a 4 KB page by
-itself, so new indexes are created with 16 KB pages (``store.PAGE_SIZE``). An
-existing file keeps its page size: it opens, syncs and searches as it is, and a
-full reindex moves it to 16 KB pages when no other connection holds it open
-(otherwise the rebuilt file is written in the old page size, which SQLite's backup
-into a WAL database requires).
+itself, so a large memory's index is created with 16 KB pages (``store.PAGE_SIZE``);
+below ``store.SMALL_MEMORY_BYTES`` of Markdown, each table's first page would weigh
+more than its rows, so 4 KB. An existing file keeps its page size: it opens, syncs
+and searches as it is, and a full reindex moves it to the page size its memory
+gets when no other connection holds it open (otherwise the rebuilt file is written
+in the old page size, which SQLite's backup into a WAL database requires).
 """
 
 from __future__ import annotations
@@ -57,7 +59,11 @@ def test_a_new_index_has_16k_pages(tmp_path: Path) -> None:
     reopened.close()
 
 
-def test_an_old_4k_index_opens_syncs_searches(make_engine, workspace_dir: Path) -> None:
+def test_an_old_4k_index_opens_syncs_searches(
+    make_engine, workspace_dir: Path, monkeypatch
+) -> None:
+    # a memory counted as large (new files get 16 KB pages), its index from before
+    monkeypatch.setattr("engine.index.store.SMALL_MEMORY_BYTES", 0)
     _workspace(workspace_dir)
     first = make_engine(provider=None)
     first.sync(reason="test")
@@ -91,3 +97,26 @@ def test_an_old_4k_index_opens_syncs_searches(make_engine, workspace_dir: Path) 
     write(workspace_dir, "memory/2026-03-12.md", "# 2026-03-12\n\n- Mango audit next week\n")
     engine.sync(reason="test")
     assert _paths(engine, "mango audit") == ["memory/2026-03-12.md"]
+
+
+def test_a_small_memory_gets_4k_pages_and_a_large_one_16k(
+    make_engine, workspace_dir: Path, monkeypatch
+) -> None:
+    _workspace(workspace_dir)
+    small = make_engine(provider=None)
+    small.sync(reason="test")
+    assert small.store.db.page_size() == 4096  # ~100 bytes of Markdown
+    assert _paths(small, "Postgres port") == ["MEMORY.md"]
+    index = small.index_path
+    small.close()
+    # the same workspace counted as large (the threshold lowered): a new file gets
+    # 16 KB pages, and so does the file a full reindex builds when no one shares it
+    monkeypatch.setattr("engine.index.store.SMALL_MEMORY_BYTES", 50)
+    index.unlink()
+    large = make_engine(provider=None)
+    large.sync(reason="test")
+    assert large.store.db.page_size() == 16384
+    monkeypatch.setattr("engine.index.store.SMALL_MEMORY_BYTES", 8 * 2**20)
+    large.sync(reason="test", force=True)
+    assert large.store.db.page_size() == 4096 == _page_size(index)
+    assert _paths(large, "Postgres port") == ["MEMORY.md"]
