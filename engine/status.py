@@ -15,12 +15,14 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from engine.config.settings import SearchMode
 from engine.events import SyncDone
-from engine.qmd.status import QmdStatus
 from engine.records import JsonRecord
+
+if TYPE_CHECKING:  # the qmd backend's record, built and imported only when it is used
+    from engine.qmd.status import QmdStatus
 
 #: Why the index cannot be written, in the monitor's words.
 WriteProblemKind = Literal[

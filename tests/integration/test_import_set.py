@@ -25,7 +25,7 @@ try:
     runpy.run_module("engine.cli.main", run_name="__main__")
 except SystemExit:
     pass
-print("IMPORTED " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr)
+print("IMPORTED " + json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
@@ -53,7 +53,8 @@ def indexed(minilm_gguf: Path, state_dir: Path, workspace_dir: Path) -> tuple[li
     return args, env
 
 
-def _imported(argv: list[str], env: dict) -> set[str]:
+def _imported(argv: list[str], env: dict, *, top: bool = True) -> set[str]:
+    """The modules a CLI call imports: top-level packages, or (``top`` False) all."""
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(argv)],
         capture_output=True,
@@ -63,7 +64,8 @@ def _imported(argv: list[str], env: dict) -> set[str]:
         timeout=120,
     )
     line = next(x for x in out.stderr.splitlines() if x.startswith("IMPORTED "))
-    return set(json.loads(line[len("IMPORTED ") :]))
+    names = json.loads(line[len("IMPORTED ") :])
+    return {m.split(".")[0] for m in names} if top else set(names)
 
 
 def test_keyword_only_search_and_get_load_no_model_and_no_http(indexed) -> None:
@@ -72,5 +74,7 @@ def test_keyword_only_search_and_get_load_no_model_and_no_http(indexed) -> None:
         mods = _imported(argv, env)
         assert "llama_cpp" not in mods and "httpx" not in mods, argv
         assert {"textual", "mcp", "psycopg"}.isdisjoint(mods), argv
+        # nor the qmd backend's modules when qmd is not the backend
+        assert not any(m.startswith("engine.qmd") for m in _imported(argv, env, top=False)), argv
     hybrid = _imported(["search", "flat white", *args], env)
     assert "llama_cpp" in hybrid and "httpx" not in hybrid
