@@ -302,10 +302,14 @@ class MonitorPane(VerticalScroll):
             stopped = Text(st.write_problem.kind, style=f"bold {bad}")
             stopped.append(f" — {st.write_problem.text}")
             paths.add_row("writes", stopped)
+        mode = Text(st.mode)
+        if st.provider != "none":  # whether the ranking has a vector per line (unit) too
+            units = "a vector per line too" if st.unit_vectors else "a vector per chunk"
+            mode.append(f" · {units}", style="dim")
         rows = [
             ("agent", Text(st.agent), "backend", Text(st.backend)),
             ("provider", provider, "model", Text(st.model or "–")),
-            ("dims", Text(str(st.dims or "–")), "mode", Text(st.mode)),
+            ("dims", Text(str(st.dims or "–")), "mode", mode),
             (
                 "binding",
                 Text(f"{st.binding} · {st.store_version}"),
