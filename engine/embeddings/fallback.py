@@ -19,7 +19,13 @@ from typing import TypeVar
 
 import numpy as np
 
-from engine.embeddings.base import EmbeddingProvider, ProgressCallback, ProviderError
+from engine.embeddings.base import (
+    EmbeddingProvider,
+    ProgressCallback,
+    ProviderError,
+    UnitSpans,
+    UnitsWithChunks,
+)
 
 ProviderFactory = Callable[[], EmbeddingProvider]
 
@@ -158,6 +164,24 @@ class FallbackProvider:
         self, texts: Sequence[str], progress: ProgressCallback | None = None
     ) -> np.ndarray:
         return self._guard("failed", lambda p: p.embed_documents(texts, progress))
+
+    # -- unit vectors beside the chunks (UnitsWithChunks), as the active provider does
+    @property
+    def unit_pooling(self) -> str:
+        return str(getattr(self.active, "unit_pooling", "separate"))
+
+    def embed_with_units(
+        self,
+        texts: Sequence[str],
+        spans: Sequence[UnitSpans],
+        progress: ProgressCallback | None = None,
+    ) -> tuple[np.ndarray, list[np.ndarray | None]]:
+        def call(p: EmbeddingProvider) -> tuple[np.ndarray, list[np.ndarray | None]]:
+            if isinstance(p, UnitsWithChunks):
+                return p.embed_with_units(texts, spans, progress)
+            return p.embed_documents(texts, progress), [None] * len(texts)
+
+        return self._guard("failed", call)
 
     def close(self) -> None:
         for p in (self.primary, self.secondary):

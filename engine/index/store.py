@@ -68,6 +68,7 @@ def page_size_for(markdown_bytes: int) -> int:
     """The page size of a new index for a memory of ``markdown_bytes``."""
     return SMALL_PAGE_SIZE if markdown_bytes < SMALL_MEMORY_BYTES else PAGE_SIZE
 
+
 _SCHEMA = (
     """
 create table if not exists meta (key text primary key, value text not null);

@@ -186,3 +186,23 @@ def test_missing_local_model_falls_back_to_remote(make_settings, notes, primary)
         assert eng.sync().chunks_embedded == 2
     finally:
         eng.close()
+
+
+def test_unit_vectors_follow_the_active_provider(fallback_engine, primary, backup) -> None:
+    """openai (primary) carries the units in its chunks' requests, as it does without a
+    fallback; gemini (the fallback) keeps them off, as it does on its own."""
+    fallback_engine.sync()
+    st = fallback_engine.status()
+    assert (st.unit_vectors, st.unit_vectors_reason, st.units_missing) == (
+        True,
+        "each unit an input of its chunk's request",
+        0,
+    )
+    (first,) = [r.json["input"] for r in primary.embed_requests() if len(r.json["input"]) > 1]
+    assert "Dana prefers flat white coffee." in first  # a unit beside its chunk
+    primary.faults = always(Reply(500, {"error": {"message": "boom"}}))
+    write(fallback_engine.workspace.root, "memory/2026-03-02.md", "# 2026-03-02\n\nNew note.\n")
+    fallback_engine.sync()
+    st = fallback_engine.status()
+    assert st.provider == "gemini" and not st.unit_vectors
+    assert st.unit_vectors_reason.startswith("off by default with gemini")
