@@ -76,6 +76,10 @@ GEMINI_OUTPUT_DIMS = (768, 1536, 3072)
 PROBE_TEXT = "memdeck dimension probe"
 
 
+#: what a packed request to a self-hosted endpoint may carry (its limits are unknown):
+#: twice the chunk-only byte budget
+SELF_HOSTED_LIMITS = RequestLimits(512, 2 * MAX_REQUEST_BYTES)
+
 #: the largest vector accepted from an endpoint (models go up to 4,096; a larger
 #: "size" is a broken answer, and would cost every later search)
 MAX_DIMS = 16_384
@@ -280,7 +284,7 @@ class RemoteProvider(abc.ABC):
         input of its own in its chunk's request (``request_batches.pack_units``):
         as many requests as the chunks alone would need, within :meth:`packed_limits`."""
         limits = self.packed_limits()
-        if limits is None or self.batch is not None:
+        if limits is None or self.unit_pooling != "packed":
             return self.embed_documents(texts, progress), [None] * len(texts)
         groups = [[text, *(u.text for u in us)] for text, us in zip(texts, spans, strict=True)]
         got: dict[tuple[int, int], np.ndarray] = {}
@@ -445,12 +449,11 @@ class OpenAICompatibleProvider(RemoteProvider):
     def packed_limits(self) -> RequestLimits | None:
         """OpenAI takes 2,048 inputs and 300,000 tokens a request; Mistral 256 inputs
         (more are refused: "Too many inputs in request") and ~16,000 tokens; a
-        self-hosted OpenAI-compatible server is held to the chunk-only item count
-        and 16,000 bytes (twice the chunk-only budget)."""
+        self-hosted OpenAI-compatible server gets ``SELF_HOSTED_LIMITS``."""
         if self.id == "mistral":
             return RequestLimits(256, 16_000)
         if self.endpoint.custom:
-            return RequestLimits(512, 16_000)
+            return SELF_HOSTED_LIMITS
         return RequestLimits(2_048, 64_000)
 
     def _batch_wire(self) -> Any:
@@ -474,7 +477,7 @@ class VoyageProvider(OpenAICompatibleProvider):
         """Voyage takes 1,000 inputs a request and 120,000 tokens (voyage-3.5 and
         -large; more for the lite models); its rate limits count tokens, not inputs."""
         if self.endpoint.custom:
-            return RequestLimits(512, 16_000)
+            return SELF_HOSTED_LIMITS
         return RequestLimits(1_000, 64_000)
 
     def _batch_wire(self) -> Any:

@@ -140,9 +140,9 @@ def units_with_chunks(provider: EmbeddingProvider) -> UnitsWithChunks | None:
     """The provider, when it gives a chunk's unit vectors in the chunk's own call:
     pooled from the chunk's run (:func:`late_units`) or packed into the chunk's
     request (``"packed"``, a remote API); else None."""
-    if late_units(provider) is not None:
-        return late_units(provider)
-    if isinstance(provider, UnitsWithChunks) and provider.unit_pooling == "packed":
+    if isinstance(provider, UnitsWithChunks) and (
+        provider.unit_pooling == "packed" or provider.unit_pooling.startswith("late")
+    ):
         return provider
     return None
 
@@ -203,18 +203,23 @@ def embed_chunks_with_units(
     costs its chunk and itself, not its chunk's every line again. Pooled units
     (``"late-…"``) come from the chunk's run, so they are all taken from it."""
     spans = [unit_spans(text) for text in texts.values()]
+    keys = [tuple(unit_key(u.text) for u in units) for units in spans]
     reuse = known if known and provider.unit_pooling == "packed" else {}
-    ask = [[u for u in units if unit_key(u.text) not in reuse] for units in spans]
+    ask = [
+        [u for u, k in zip(units, ks, strict=True) if k not in reuse]
+        for units, ks in zip(spans, keys, strict=True)
+    ]
     vectors, mats = provider.embed_with_units(list(texts.values()), ask, progress)
     got: dict[str, LineMatrix] = {}
-    for h, units, asked, m in zip(texts, spans, ask, mats, strict=True):
+    for h, ks, m in zip(texts, keys, mats, strict=True):
         if m is None:
             continue
-        fresh = {unit_key(u.text): row for u, row in zip(asked, m, strict=True)}
-        keys = tuple(unit_key(u.text) for u in units)
-        rows = [fresh[k] if k in fresh else reuse[k] for k in keys]
+        if len(m) != sum(k not in reuse for k in ks):
+            raise ValueError(f"{len(m)} unit vectors for a chunk that asked another number")
+        new = iter(m)  # the asked units' rows, in order: the units not reused
+        rows = [reuse[k] if k in reuse else next(new) for k in ks]
         matrix = np.stack(rows) if rows else np.zeros((0, vectors.shape[1]), dtype=np.float32)
-        got[h] = LineMatrix(matrix, keys)
+        got[h] = LineMatrix(matrix, ks)
     if got:
         store.put_line_vectors(key, got)
     return vectors, {h for h in texts if h not in got}
