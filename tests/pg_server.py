@@ -85,7 +85,14 @@ def start_server(root: Path | None = None) -> PgServer:
         "--no-sync", "--locale=C",
     )
     if init.returncode != 0:
-        raise RuntimeError(f"initdb failed: {init.stderr.strip()}")
+        closed = _closed_to_others(bin_dir) if run_as is not None else None
+        where = (
+            f" ({run_as} cannot enter {closed}: PostgreSQL refuses to run as root, so it"
+            f" runs as {run_as}; make the folder readable, e.g. chmod 755)"
+            if closed is not None
+            else ""
+        )
+        raise RuntimeError(f"initdb failed: {init.stderr.strip()}{where}")
     log = root / "server.log"
     if run_as is not None:
         log.touch()
@@ -120,3 +127,12 @@ def running_server() -> Iterator[PgServer]:
     finally:
         server.stop()
         shutil.rmtree(server.data_dir.parent, ignore_errors=True)
+
+
+def _closed_to_others(path: Path) -> Path | None:
+    """The first folder above ``path`` that other users cannot enter (no ``o+x``),
+    e.g. a checkout cloned into ``mktemp -d``'s 0700 folder; None if there is none."""
+    for folder in reversed(Path(path).resolve().parents):
+        if not folder.stat().st_mode & 0o001:
+            return folder
+    return None
