@@ -36,6 +36,14 @@ trap '[ -n "$rest_pid" ] && kill "$rest_pid" 2>/dev/null; rm -rf "$checks"' EXIT
 ) &
 checks_pid=$!
 
+# pytest rewrites the asserts of each test module it imports and keeps the result
+# beside the module, unless PYTHONDONTWRITEBYTECODE is set (CI containers set it):
+# then each of the four pytest processes below rewrote all ~140 modules again, about
+# 5 s of CPU apiece. One collection writes them first (beside the checks above), and
+# the tiers read them. The engine's own bytecode: tests/conftest.py.
+unset PYTHONDONTWRITEBYTECODE
+.venv/bin/python -m pytest -q -p no:cacheprovider --collect-only "$@" >/dev/null 2>&1
+
 # the rest tier starts now, beside the fast tier; its output waits in a log
 .venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier rest "$@" \
   >"$checks/rest.out" 2>&1 &

@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -34,8 +35,7 @@ from tests.mcp_process import (
 LONG_LINES = 300
 
 
-@pytest.fixture
-def env(state_dir: Path, workspace_dir: Path) -> dict[str, str]:
+def _write_notes(workspace_dir: Path) -> None:
     write(
         workspace_dir,
         "MEMORY.md",
@@ -50,6 +50,11 @@ def env(state_dir: Path, workspace_dir: Path) -> dict[str, str]:
     long = "\n".join(f"line {i} of the long project log" for i in range(1, LONG_LINES + 1))
     write(workspace_dir, "memory/projects/long.md", long + "\n")
     (workspace_dir / "notes.txt").write_text("not memory\n")
+
+
+@pytest.fixture
+def env(state_dir: Path, workspace_dir: Path) -> dict[str, str]:
+    _write_notes(workspace_dir)
     return cli_env(state_dir)
 
 
@@ -67,18 +72,105 @@ def run(fn, *args):
     return anyio.run(fn, *args)
 
 
-# -- listing ---------------------------------------------------------------------
-def test_lists_the_read_tools_with_schemas_written_for_a_model(
-    transport, env, workspace_dir
-) -> None:
-    async def go():
-        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
-            return (await c.list_tools()).tools, c.server_info
+# -- the read tools: one server per transport ---------------------------------------------
+#: memory_get paths the server must refuse, and the reason each answer gives
+REFUSALS = {
+    "../secret.md": "'..' is not allowed",
+    "/etc/passwd": "only .md memory files",
+    "notes.txt": "only .md memory files",
+    "{outside}": "not a memory file",
+    "memory/link.md": "symlinks are not followed",
+    "memory/nope.md": "no such memory file",
+}
+#: calls with bad arguments, and what each error must say
+BAD_CALLS = [
+    ("memory_search", {}, "'query' is a required property"),
+    ("memory_search", {"query": "x", "maxResults": "many"}, "expected an integer from 1 to 50"),
+    ("memory_search", {"query": "x", "minScore": 3}, "expected a number from 0 to 1"),
+    ("memory_search", {"query": ""}, "argument 'query' is invalid"),
+    ("memory_search", {"query": " \t "}, "expected a non-empty string"),
+    ("memory_search", {"query": "x", "limit": 3}, "the arguments it takes are: query"),
+    ("memory_get", {"path": "MEMORY.md", "from": 0}, "expected an integer ≥ 1"),
+    ("memory_get", {"path": 5}, "expected a non-empty string"),
+    ("memory_forget", {}, "unknown tool 'memory_forget'"),
+]
+LONG = "memory/projects/long.md"
+SEARCH = {"query": "rollback plan", "minScore": 0.0, "maxResults": 4}
 
-    tools, info = run(go)
+
+@dataclass
+class ReadSession:
+    """What one ``memdeck mcp`` answered to every read-only call of the tests below
+    (a server start is ~2 s of CPU: the MCP SDK's import is half of it)."""
+
+    transport: str
+    workspace: Path
+    env: dict[str, str]
+    tools: list = field(default_factory=list)
+    server_name: str = ""
+    searches: dict[bool, dict] = field(default_factory=dict)
+    refusals: dict[str, str] = field(default_factory=dict)
+    pages: list[dict] = field(default_factory=list)
+    past_end: str = ""
+    small_page: dict = field(default_factory=dict)
+    bad: list[str] = field(default_factory=list)
+    search_after_bad: dict = field(default_factory=dict)
+    append: str = ""
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+def read_session(request: pytest.FixtureRequest, tmp_path_factory) -> ReadSession:
+    """One server per transport, asked every read-only question in one session, in the
+    order a client might: list, search, refused and paged gets, bad arguments (then a
+    search that must still work), and memory_append while it is off."""
+    root = tmp_path_factory.mktemp(f"mcp-{request.param}")
+    workspace = root / "ws"
+    (workspace / "memory").mkdir(parents=True)
+    _write_notes(workspace)
+    outside = root / "secret.md"
+    outside.write_text("# secret\n")
+    (workspace / "memory" / "link.md").symlink_to(outside)
+    (root / "state").mkdir()
+    out = ReadSession(str(request.param), workspace, cli_env(root / "state"))
+    paths = [p.replace("{outside}", str(outside)) for p in REFUSALS]
+
+    async def go():
+        async with connect(
+            out.transport, *ws_args(workspace), env=out.env, name="claude-code"
+        ) as c:
+            out.tools = (await c.list_tools()).tools
+            out.server_name = c.server_info.name if c.server_info else ""
+            for explain in (False, True):
+                args = {**SEARCH, **({"explain": True} if explain else {})}
+                out.searches[explain] = structured(await c.call_tool("memory_search", args))
+            for path, key in zip(paths, REFUSALS, strict=True):
+                out.refusals[key] = error_text(await c.call_tool("memory_get", {"path": path}))
+            args: dict = {"path": LONG}
+            while True:
+                page = structured(await c.call_tool("memory_get", args))
+                out.pages.append(page)
+                if not page.get("truncated"):
+                    break
+                args = {"path": LONG, "from": page["nextFrom"]}
+            out.past_end = error_text(await c.call_tool("memory_get", {"path": LONG, "from": 999}))
+            out.small_page = structured(
+                await c.call_tool("memory_get", {"path": LONG, "from": 5, "lines": 3})
+            )
+            out.bad = [error_text(await c.call_tool(n, a)) for n, a, _ in BAD_CALLS]
+            out.search_after_bad = structured(
+                await c.call_tool("memory_search", {"query": "coffee"})
+            )
+            out.append = error_text(await c.call_tool("memory_append", {"text": "remember this"}))
+
+    run(go)
+    return out
+
+
+def test_lists_the_read_tools_with_schemas_written_for_a_model(read_session) -> None:
+    tools = read_session.tools
     by_name = {t.name: t for t in tools}
     assert list(by_name) == ["memory_search", "memory_get", "memory_status"]  # no append
-    assert info is not None and info.name == "memdeck"
+    assert read_session.server_name == "memdeck"
     search = by_name["memory_search"].input_schema
     assert search["required"] == ["query"]
     assert set(search["properties"]) == {"query", "maxResults", "minScore", "explain"}
@@ -94,38 +186,28 @@ def test_lists_the_read_tools_with_schemas_written_for_a_model(
     assert "nextFrom" in (by_name["memory_get"].description or "")
 
 
-# -- search ------------------------------------------------------------------------
 @pytest.mark.parametrize("explain", [False, True])
-def test_search_answers_exactly_what_the_cli_answers(
-    transport, env, workspace_dir, explain
-) -> None:
-    args = {"query": "rollback plan", "minScore": 0.0, "maxResults": 4}
-    if explain:
-        args["explain"] = True
-
-    async def go():
-        async with connect(transport, *ws_args(workspace_dir), env=env, name="claude-code") as c:
-            return structured(await c.call_tool("memory_search", args))
-
-    out = run(go)
+def test_search_answers_exactly_what_the_cli_answers(read_session, explain) -> None:
+    out = read_session.searches[explain]
     cli = run_cli(
         "search",
         "rollback plan",
         "-w",
-        str(workspace_dir),
+        str(read_session.workspace),
         "--json",
         "--min-score",
         "0",
         "--max-results",
         "4",
         *(["--explain"] if explain else []),
-        env=env,
+        env=read_session.env,
     )
     assert cli.returncode == 0, cli.stderr
     expected = json.loads(cli.stdout)
     assert out["results"][0]["path"] == "memory/2026-03-01.md"
     if explain:
         # timings differ per process; everything that decides the ranking is equal
+        out = json.loads(json.dumps(out))
         for side in (out, expected):
             side["explain"].pop("timings_ms")
             for r in side["results"]:
@@ -159,52 +241,16 @@ def test_each_search_is_recorded_with_the_client_name(
 
 
 # -- get: refusals and paging ----------------------------------------------------------
-def test_get_refuses_paths_outside_memory_with_a_reason(
-    transport, env, workspace_dir, tmp_path
-) -> None:
-    outside = tmp_path / "secret.md"
-    outside.write_text("# secret\n")
-    (workspace_dir / "memory" / "link.md").symlink_to(outside)
-    cases = {
-        "../secret.md": "'..' is not allowed",
-        "/etc/passwd": "only .md memory files",
-        "notes.txt": "only .md memory files",
-        str(outside): "not a memory file",
-        "memory/link.md": "symlinks are not followed",
-        "memory/nope.md": "no such memory file",
-    }
-
-    async def go():
-        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
-            return {p: error_text(await c.call_tool("memory_get", {"path": p})) for p in cases}
-
-    got = run(go)
-    for path, reason in cases.items():
+def test_get_refuses_paths_outside_memory_with_a_reason(read_session) -> None:
+    got = read_session.refusals
+    for path, reason in REFUSALS.items():
         assert reason in got[path], (path, got[path])
     assert "memory/YYYY-MM-DD.md" in got["memory/nope.md"]  # tells the model what to try
     assert "refused" in got["../secret.md"]
 
 
-def test_get_pages_like_the_cli(transport, env, workspace_dir) -> None:
-    path = "memory/projects/long.md"
-
-    async def go():
-        pages = []
-        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
-            args: dict = {"path": path}
-            while True:
-                page = structured(await c.call_tool("memory_get", args))
-                pages.append(page)
-                if not page.get("truncated"):
-                    break
-                args = {"path": path, "from": page["nextFrom"]}
-            tail = error_text(await c.call_tool("memory_get", {"path": path, "from": 999}))
-            small = structured(
-                await c.call_tool("memory_get", {"path": path, "from": 5, "lines": 3})
-            )
-        return pages, tail, small
-
-    pages, tail, small = run(go)
+def test_get_pages_like_the_cli(read_session) -> None:
+    pages, small = read_session.pages, read_session.small_page
     assert [(p["from"], p["lines"], p.get("nextFrom")) for p in pages] == [
         (1, 120, 121),
         (121, 120, 241),
@@ -212,12 +258,13 @@ def test_get_pages_like_the_cli(transport, env, workspace_dir) -> None:
     ]
     assert pages[0]["text"].endswith("\n\n[More of this file follows: continue with from=121.]")
     text = "\n".join(p["text"].split("\n\n[More of this file")[0] for p in pages)
-    assert text + "\n" == (workspace_dir / path).read_text()
-    assert f"{path} has 300 lines; from=999 is past its end" in tail
-    assert "from=300 for the last line" in tail
+    assert text + "\n" == (read_session.workspace / LONG).read_text()
+    assert f"{LONG} has 300 lines; from=999 is past its end" in read_session.past_end
+    assert "from=300 for the last line" in read_session.past_end
     cli = run_cli(
-        "get", path, "-w", str(workspace_dir), "--from", "5", "--lines", "3", "--json", env=env
-    )
+        "get", LONG, "-w", str(read_session.workspace), "--from", "5", "--lines", "3", "--json",
+        env=read_session.env,
+    )  # fmt: skip
     assert json.loads(cli.stdout) == small
     assert (
         small["text"] == "line 5 of the long project log\nline 6 of the long project log\n"
@@ -226,30 +273,18 @@ def test_get_pages_like_the_cli(transport, env, workspace_dir) -> None:
 
 
 # -- bad arguments ------------------------------------------------------------------------
-def test_bad_arguments_are_tool_errors_that_name_the_fix(transport, env, workspace_dir) -> None:
-    calls = [
-        ("memory_search", {}, "'query' is a required property"),
-        ("memory_search", {"query": "x", "maxResults": "many"}, "expected an integer from 1 to 50"),
-        ("memory_search", {"query": "x", "minScore": 3}, "expected a number from 0 to 1"),
-        ("memory_search", {"query": ""}, "argument 'query' is invalid"),
-        ("memory_search", {"query": " \t "}, "expected a non-empty string"),
-        ("memory_search", {"query": "x", "limit": 3}, "the arguments it takes are: query"),
-        ("memory_get", {"path": "MEMORY.md", "from": 0}, "expected an integer ≥ 1"),
-        ("memory_get", {"path": 5}, "expected a non-empty string"),
-        ("memory_forget", {}, "unknown tool 'memory_forget'"),
-    ]
-
-    async def go():
-        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
-            out = [error_text(await c.call_tool(n, a)) for n, a, _ in calls]
-            # the server is still fine after all of that
-            ok = structured(await c.call_tool("memory_search", {"query": "coffee"}))
-        return out, ok
-
-    errors, ok = run(go)
-    for (name, _, expected), got in zip(calls, errors, strict=True):
+def test_bad_arguments_are_tool_errors_that_name_the_fix(read_session) -> None:
+    for (name, _, expected), got in zip(BAD_CALLS, read_session.bad, strict=True):
         assert expected in got, (name, got)
-    assert ok["results"][0]["path"] == "MEMORY.md"
+    # the server is still fine after all of that
+    assert read_session.search_after_bad["results"][0]["path"] == "MEMORY.md"
+
+
+def test_append_is_off_by_default(read_session) -> None:
+    msg = read_session.append
+    assert "memory_append is turned off" in msg and '"allowAppend": true' in msg
+    memory = read_session.workspace / "memory"
+    assert not list(memory.glob(f"{dt.date.today().isoformat()}*.md"))
 
 
 # -- disconnects -----------------------------------------------------------------------
@@ -439,16 +474,6 @@ def test_a_wildcard_bind_with_a_token_serves_with_the_token(env, workspace_dir) 
 
 
 # -- memory_append ----------------------------------------------------------------------------
-def test_append_is_off_by_default(transport, env, workspace_dir) -> None:
-    async def go():
-        async with connect(transport, *ws_args(workspace_dir), env=env) as c:
-            return error_text(await c.call_tool("memory_append", {"text": "remember this"}))
-
-    msg = run(go)
-    assert "memory_append is turned off" in msg and '"allowAppend": true' in msg
-    assert not list((workspace_dir / "memory").glob(f"{dt.date.today().isoformat()}*.md"))
-
-
 def test_append_when_enabled_adds_an_entry_and_never_rewrites(
     transport, env, workspace_dir, state_dir
 ) -> None:
