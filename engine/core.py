@@ -802,7 +802,7 @@ class Engine(IndexRepair):
         if self.provider is None:
             return None
         try:
-            return len(self.store.chunks_without_line_vectors(space_key(self.provider)))
+            return self.store.count_chunks_without_line_vectors(space_key(self.provider))
         except (DatabaseError, OSError, ProviderError):
             return None
 

@@ -14,6 +14,12 @@ from engine.index import line_codec
 from engine.index.db import Database
 from engine.index.line_codec import LineMatrix
 
+#: a text chunk (not a media file's) without line vectors in the space bound to ``?``
+_MISSING = (
+    "c.hash not like 'media:%' and not exists (select 1 from line_vectors l"
+    " where l.chunk_hash = c.hash and l.model = ?)"
+)
+
 
 class LineVectorTable:
     """The ``line_vectors`` table's operations (a part of ``Store``)."""
@@ -40,17 +46,24 @@ class LineVectorTable:
                     out[h] = mat
         return out
 
-    def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
-        """(hash, text) of the text chunks whose line vectors are not stored yet."""
+    def chunks_without_line_vectors(
+        self, model: str, *, after: str = "", limit: int | None = None
+    ) -> list[tuple[str, str]]:
+        """(hash, text) of the text chunks whose line vectors are not stored yet, in
+        hash order: those past ``after``, at most ``limit``."""
         return [
             (str(r[0]), str(r[1]))
             for r in self.db.execute(
-                "select distinct c.hash, c.text from chunks c where c.hash not like 'media:%'"
-                " and not exists (select 1 from line_vectors l"
-                " where l.chunk_hash = c.hash and l.model = ?)",
-                (model,),
+                f"select distinct c.hash, c.text from chunks c where {_MISSING}"
+                " and c.hash > ? order by c.hash limit ?",
+                (model, after, -1 if limit is None else int(limit)),
             )
         ]
+
+    def count_chunks_without_line_vectors(self, model: str) -> int:
+        """How many distinct text chunks have no line vectors stored yet."""
+        sql = f"select count(distinct c.hash) from chunks c where {_MISSING}"
+        return int(self.db.scalar(sql, (model,)) or 0)
 
     def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None:
         """Store each chunk's unit vectors (8-bit codes, ``engine.index.line_codec``)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +40,9 @@ from engine.index.tokens import WORD_RE
 
 #: chunks whose lines are embedded per provider call batch
 CHUNK_BATCH = 16
+#: chunks read per page of a sync's missing unit vectors: their texts, not every
+#: chunk's at once (100k chunks' texts held ~300 MB through a cold index)
+MISSING_PAGE = 2048
 
 
 #: wrapped prose: its lines (but the last) average at least this many characters
@@ -225,6 +228,20 @@ def embed_chunks_with_units(
     return vectors, {h for h in texts if h not in got}
 
 
+def _batches(
+    store: IndexStore, key: str, first: list[tuple[str, str]]
+) -> Iterator[list[tuple[str, str]]]:
+    """``CHUNK_BATCH`` chunks at a time from pages of ``MISSING_PAGE``, the next page
+    read after the last one is done (the caller stores each batch's vectors)."""
+    page = first
+    while page:
+        for start in range(0, len(page), CHUNK_BATCH):
+            yield page[start : start + CHUNK_BATCH]
+        if len(page) < MISSING_PAGE:
+            return
+        page = store.chunks_without_line_vectors(key, after=page[-1][0], limit=MISSING_PAGE)
+
+
 def embed_missing_lines(
     store: IndexStore,
     provider: EmbeddingProvider,
@@ -248,15 +265,14 @@ def embed_missing_lines(
     key = space_key(provider)
     fp = provider.fingerprint()
     pid, model, pkey = str(fp.get("provider")), str(fp.get("model")), str(fp.get("provider_key"))
-    todo = store.chunks_without_line_vectors(key)
     dims = provider.dims
     embedded = 0
     late = late_units(provider)
+    todo = store.chunks_without_line_vectors(key, limit=MISSING_PAGE)
     kept = store.orphan_line_units(key) if todo and use_cache and late is None else {}
     kept = {k: v for k, v in kept.items() if v.shape == (dims,)}
-    for start in range(0, len(todo), CHUNK_BATCH):
+    for batch in _batches(store, key, todo):
         check_cancel()
-        batch = todo[start : start + CHUNK_BATCH]
         if late is not None:
             pool = {h: text for h, text in batch if h not in separate}
             if pool:

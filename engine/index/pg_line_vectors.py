@@ -16,6 +16,12 @@ import numpy as np
 from engine.index import line_codec
 from engine.index.line_codec import LineMatrix
 
+#: this namespace's text chunks without line vectors in the space bound second
+_MISSING = (
+    "k.space = %s and k.hash not like 'media:%%' and not exists"
+    " (select 1 from memdeck_line_vectors l where l.chunk_hash = k.hash and l.model = %s)"
+)
+
 
 class PgLineVectorTable:
     """The unit-vector operations (a part of ``PgStore``)."""
@@ -61,17 +67,26 @@ class PgLineVectorTable:
                 out.update(zip(keys.tolist(), mat, strict=True))
         return out
 
-    def chunks_without_line_vectors(self, model: str) -> list[tuple[str, str]]:
-        """(hash, text) of this namespace's text chunks whose line vectors are missing."""
+    def chunks_without_line_vectors(
+        self, model: str, *, after: str = "", limit: int | None = None
+    ) -> list[tuple[str, str]]:
+        """(hash, text) of this namespace's text chunks whose line vectors are missing,
+        in hash order: those past ``after``, at most ``limit``."""
         with self._conn() as c:
             rows = c.execute(
-                "select distinct on (k.hash) k.hash, k.text from memdeck_chunks k"
-                " where k.space = %s and k.hash not like 'media:%%' and not exists"
-                " (select 1 from memdeck_line_vectors l where l.chunk_hash = k.hash"
-                " and l.model = %s)",
-                (self._space(c), model),
+                f"select distinct on (k.hash) k.hash, k.text from memdeck_chunks k where {_MISSING}"
+                " and k.hash > %s order by k.hash limit %s",
+                (self._space(c), model, after, limit),
             ).fetchall()
         return [(str(r[0]), str(r[1])) for r in rows]
+
+    def count_chunks_without_line_vectors(self, model: str) -> int:
+        with self._conn() as c:
+            row = c.execute(
+                f"select count(distinct k.hash) from memdeck_chunks k where {_MISSING}",
+                (self._space(c), model),
+            ).fetchone()
+        return int(row[0]) if row else 0
 
     def put_line_vectors(self, model: str, vectors: dict[str, LineMatrix]) -> None:
         if not vectors:

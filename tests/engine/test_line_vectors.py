@@ -217,3 +217,32 @@ def test_a_full_rebuild_keeps_the_unit_vectors(make_engine, workspace_dir) -> No
     done = eng.sync(force=True)
     assert done.full and embedder.texts_embedded == before  # nothing embedded again
     assert _line_rows(eng) == 1
+
+
+def test_a_large_sync_reads_the_chunks_missing_units_a_page_at_a_time(
+    make_engine, workspace_dir, monkeypatch
+) -> None:
+    """The chunks without unit vectors are read in pages, the next after the last
+    one's vectors are stored, so a cold index of 100k chunks never holds every
+    chunk's text (it held ~300 MB); every chunk still gets its units."""
+    from engine.index import line_vector_table, line_vectors
+
+    for day in range(1, 8):
+        write(workspace_dir, f"memory/2026-03-{day:02d}.md", NOTE.replace("Porto", f"Porto {day}"))
+    monkeypatch.setattr(line_vectors, "MISSING_PAGE", 3)
+    monkeypatch.setattr(line_vectors, "CHUNK_BATCH", 2)
+    pages: list[tuple[str, int, int]] = []
+    read = line_vector_table.LineVectorTable.chunks_without_line_vectors
+
+    def counted(self, model, *, after="", limit=None):
+        got = read(self, model, after=after, limit=limit)
+        pages.append((after, limit, len(got)))
+        return got
+
+    monkeypatch.setattr(line_vector_table.LineVectorTable, "chunks_without_line_vectors", counted)
+    eng = make_engine(provider=ConceptEmbedder(), **{"store.line_vectors": True})
+    eng.sync()
+    assert [(limit, n) for _, limit, n in pages] == [(3, 3), (3, 3), (3, 1)]
+    assert pages[0][0] == "" and pages[1][0] < pages[2][0]  # each page past the last
+    assert _line_rows(eng) == 7
+    assert eng.status().units_missing == 0

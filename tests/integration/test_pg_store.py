@@ -217,6 +217,13 @@ def test_line_vectors_match_sqlite(both) -> None:
             },
         )
         assert len(st.chunks_without_line_vectors("m1")) == 6
+        assert st.count_chunks_without_line_vectors("m1") == 6
+        # pages in hash order: past ``after``, at most ``limit``
+        everything = [h for h, _ in st.chunks_without_line_vectors("m1")]
+        assert everything == sorted(everything)
+        first = st.chunks_without_line_vectors("m1", limit=4)
+        rest = st.chunks_without_line_vectors("m1", after=first[-1][0], limit=4)
+        assert [h for h, _ in first + rest] == everything and len(rest) == 2
     got, want = pg.line_vectors(["h1", "h2", "zz"], "m1"), lite.line_vectors(["h1", "h2"], "m1")
     assert sorted(got) == sorted(want) == ["h1", "h2"]
     assert all(np.array_equal(got[h], want[h]) for h in got) and got["h2"].shape == (3, 8)
