@@ -1,11 +1,12 @@
-"""New index files of a large memory use 16 KB pages, of a small one 4 KB; a file
-keeps its page size until a full reindex.
+"""New index files of a large memory use 16 KB pages, of a small one 4 KB, of a tiny
+one 1 KB; a file keeps its page size until a full reindex.
 
 A chunk row (text, vector, path, hash: ~2.8 KB at 384 dims) fills a 4 KB page by
 itself, so a large memory's index is created with 16 KB pages (``store.PAGE_SIZE``);
 below ``store.SMALL_MEMORY_BYTES`` of Markdown, each table's first page would weigh
-more than its rows, so 4 KB. An existing file keeps its page size: it opens, syncs
-and searches as it is, and a full reindex moves it to the page size its memory
+more than its rows, so 4 KB, and below ``store.TINY_MEMORY_BYTES`` 1 KB, where rows
+too big for a page fill overflow pages to the byte. An existing file keeps its page
+size: it opens, syncs and searches as it is, and a full reindex moves it to the page size its memory
 gets when no other connection holds it open (otherwise the rebuilt file is written
 in the old page size, which SQLite's backup into a WAL database requires).
 """
@@ -64,6 +65,7 @@ def test_an_old_4k_index_opens_syncs_searches(
 ) -> None:
     # a memory counted as large (new files get 16 KB pages), its index from before
     monkeypatch.setattr("engine.index.store.SMALL_MEMORY_BYTES", 0)
+    monkeypatch.setattr("engine.index.store.TINY_MEMORY_BYTES", 0)
     _workspace(workspace_dir)
     first = make_engine(provider=None)
     first.sync(reason="test")
@@ -99,18 +101,25 @@ def test_an_old_4k_index_opens_syncs_searches(
     assert _paths(engine, "mango audit") == ["memory/2026-03-12.md"]
 
 
-def test_a_small_memory_gets_4k_pages_and_a_large_one_16k(
+def test_a_tiny_memory_gets_1k_pages_a_small_one_4k_and_a_large_one_16k(
     make_engine, workspace_dir: Path, monkeypatch
 ) -> None:
     _workspace(workspace_dir)
+    tiny = make_engine(provider=None)
+    tiny.sync(reason="test")
+    assert tiny.store.db.page_size() == 1024  # ~100 bytes of Markdown
+    assert _paths(tiny, "Postgres port") == ["MEMORY.md"]
+    index = tiny.index_path
+    tiny.close()
+    # the same workspace counted as small, then as large (the thresholds lowered): a
+    # new file gets 4 KB, then 16 KB pages, and so does the file a full reindex builds
+    # when no one shares it
+    monkeypatch.setattr("engine.index.store.TINY_MEMORY_BYTES", 50)
+    index.unlink()
     small = make_engine(provider=None)
     small.sync(reason="test")
-    assert small.store.db.page_size() == 4096  # ~100 bytes of Markdown
-    assert _paths(small, "Postgres port") == ["MEMORY.md"]
-    index = small.index_path
+    assert small.store.db.page_size() == 4096
     small.close()
-    # the same workspace counted as large (the threshold lowered): a new file gets
-    # 16 KB pages, and so does the file a full reindex builds when no one shares it
     monkeypatch.setattr("engine.index.store.SMALL_MEMORY_BYTES", 50)
     index.unlink()
     large = make_engine(provider=None)
@@ -119,4 +128,8 @@ def test_a_small_memory_gets_4k_pages_and_a_large_one_16k(
     monkeypatch.setattr("engine.index.store.SMALL_MEMORY_BYTES", 8 * 2**20)
     large.sync(reason="test", force=True)
     assert large.store.db.page_size() == 4096 == _page_size(index)
+    monkeypatch.setattr("engine.index.store.TINY_MEMORY_BYTES", 2**20)
+    large.sync(reason="test", force=True)
+    assert large.store.db.page_size() == 1024 == _page_size(index)
     assert _paths(large, "Postgres port") == ["MEMORY.md"]
+    assert large.store.db.scalar("pragma integrity_check") == "ok"
