@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set up (scripts/setup.sh), then the whole test suite in two tiers, the linter, the
-# import-layer contracts (lint-imports, [tool.importlinter] in pyproject.toml) and the
-# type checker (mypy, [tool.mypy]).
+# Set up (scripts/setup.sh, its Node part beside the rest), then the whole test suite
+# in two tiers, the linter, the import-layer contracts (lint-imports,
+# [tool.importlinter] in pyproject.toml) and the type checker (mypy, [tool.mypy]).
 #
 # 1. the fast tier (pytest --tier fast: no PostgreSQL, model, OpenClaw, process or slow
 #    test; tests/tiers.py) in one process, its output shown as it runs, so a plain
@@ -18,13 +18,21 @@
 # (pytest exit 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh || exit $?
 
 xdist=(-n "${MEMDECK_TEST_JOBS:-3}" --dist loadgroup)
 checks=$(mktemp -d)
 rest_pid=
-# an interrupted run does not leave the rest tier running on its own
-trap '[ -n "$rest_pid" ] && kill "$rest_pid" 2>/dev/null; rm -rf "$checks"' EXIT
+node_pid=
+# an interrupted run does not leave the rest tier or the Node installs running
+trap 'for p in $rest_pid $node_pid; do kill "$p" 2>/dev/null; done; rm -rf "$checks"' EXIT
+
+# Set-up: qmd and OpenClaw (npm; only the rest tier uses them) install in the
+# background while the Python part is set up and the fast tier and checks run; the
+# rest tier starts once they are in (on a fresh clone the Node installs take about
+# as long as pip, ~50 s, and the fast tier's minute would otherwise wait on them).
+( bash scripts/setup.sh node >"$checks/node.out" 2>&1; echo $? >"$checks/node.rc" ) &
+node_pid=$!
+bash scripts/setup.sh python || exit $?
 
 (
   .venv/bin/ruff check engine tui tests >"$checks/ruff.out" 2>&1
@@ -44,9 +52,13 @@ checks_pid=$!
 unset PYTHONDONTWRITEBYTECODE
 .venv/bin/python -m pytest -q -p no:cacheprovider --collect-only "$@" >/dev/null 2>&1
 
-# the rest tier starts now, beside the fast tier; its output waits in a log
-.venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier rest "$@" \
-  >"$checks/rest.out" 2>&1 &
+# the rest tier starts beside the fast tier once qmd and OpenClaw are installed; its
+# output waits in a log
+(
+  while [ ! -f "$checks/node.rc" ]; do sleep 0.5; done
+  cat "$checks/node.out"
+  exec .venv/bin/python -m pytest -q -p no:cacheprovider "${xdist[@]}" --tier rest "$@"
+) >"$checks/rest.out" 2>&1 &
 rest_pid=$!
 
 echo "memdeck tests: fast tier (the rest runs beside it; its output follows)" >&2
@@ -78,4 +90,6 @@ else
 fi
 echo "memdeck tests: pytest exit $tests (fast tier $fast, rest $rest), ruff exit $lint," \
   "lint-imports exit $imports, mypy exit $types" >&2
-[ "$tests" -eq 0 ] && [ "$lint" -eq 0 ] && [ "$imports" -eq 0 ] && [ "$types" -eq 0 ]
+node=$(cat "$checks/node.rc")
+[ "$node" -eq 0 ] || echo "memdeck tests: installing qmd or OpenClaw failed (exit $node; its log is above)" >&2
+[ "$node" -eq 0 ] && [ "$tests" -eq 0 ] && [ "$lint" -eq 0 ] && [ "$imports" -eq 0 ] && [ "$types" -eq 0 ]

@@ -43,6 +43,13 @@ DOC_BATCH = 16
 #: processes) a 2-thread query took 200 ms at p50 and 2.8 s at p95 where one thread
 #: took 23 ms (tests/bench/mcp_latency.py, README "MCP: memory_search per call").
 QUERY_THREADS = 1
+#: llama.cpp's fused attention kernel. Without it a 400-token chunk's attention costs
+#: twice the rest of the model on the CPU, and a batch of short lines attends over the
+#: whole batch's positions (masked). With it, LoCoMo conv-5's 90 chunks embed in
+#: 10.7 s instead of 23-25 s and their 676 lines in 8.3 s instead of 24 s (2 threads;
+#: docs/benchmarks/2026-11-28-flash-attention.md). The vectors are the same to
+#: float32 rounding (largest difference 2.2e-4 of a unit vector's component).
+FLASH_ATTENTION = True
 #: Recent query vectors kept per provider (an agent often asks the same thing again).
 QUERY_CACHE = 256
 
@@ -243,6 +250,7 @@ class LocalProvider:
                 n_ubatch=self.n_ctx,
                 n_threads=self.n_threads,
                 n_threads_batch=self.n_threads,
+                flash_attn=FLASH_ATTENTION,
                 verbose=False,
                 **extra,  # type: ignore[arg-type]
             )

@@ -50,6 +50,7 @@ def fold(word: str) -> str:
     return w
 
 
+@lru_cache(maxsize=65536)
 def token_form(word: str) -> str:
     """``word`` as FTS5's unicode61 tokenizer stores it: case folded, accents off
     (no plural folding: the keyword side matches exact words)."""
@@ -69,7 +70,12 @@ def token_counts(text: str) -> Counter[str]:
     """How often each word (:func:`token_form`) occurs in ``text``: the term
     frequencies of the calibrated keyword side, remembered for the chunks of the
     last searches (a search ranks ~50)."""
-    return Counter(token_form(w) for w in WORD_RE.findall(text))
+    if text.isascii():  # the forms are the lower-cased words: one pass in C
+        return Counter(WORD_RE.findall(text.lower()))
+    counts: Counter[str] = Counter()
+    for word, n in Counter(WORD_RE.findall(text)).items():  # each distinct word once
+        counts[token_form(word)] += n
+    return counts
 
 
 def folded_words(text: str) -> list[str]:

@@ -3,8 +3,18 @@ around the best unit (``engine.search.snippets``): pure functions, no index."""
 
 from __future__ import annotations
 
+from collections import Counter
+
+from engine.index.tokens import WORD_RE
 from engine.search.snippets import focused_snippet
-from engine.search.words import fold, heading_words, name_words, path_words
+from engine.search.words import (
+    fold,
+    heading_words,
+    name_words,
+    path_words,
+    token_counts,
+    token_form,
+)
 
 
 def test_fold_matches_case_accents_and_one_plural_ending() -> None:
@@ -15,6 +25,23 @@ def test_fold_matches_case_accents_and_one_plural_ending() -> None:
     assert fold("status") == "status" and fold("class") == "class"
     assert fold("analysis") == "analysis"
     assert fold("bus") == "bus" and fold("v3") == "v3"
+
+
+def test_term_counts_are_fts5s_forms_of_every_word() -> None:
+    """An ASCII text is counted in one lower-cased pass; each word's form is the
+    same as :func:`token_form` gives it word by word (and non-ASCII text is counted
+    word by word)."""
+    texts = [
+        "- [D1:4] Andrew: Thanks! That SOUNDS cute. Can I see a picture? picture_2 x2",
+        "Atlas ATLAS atlas's rollout; 2026-03-01 under_score  ",
+        "Sofía met SOFIA at the Café; straße STRASSE ﬁne ½",
+        "",
+    ]
+    for text in texts:
+        want = Counter(token_form(w) for w in WORD_RE.findall(text))
+        assert token_counts(text) == want, text
+    assert token_counts(texts[1])["atlas"] == 3
+    assert token_counts(texts[2])["cafe"] == 1 and token_counts(texts[2])["sofia"] == 2
 
 
 def test_a_chunk_is_named_by_its_path_and_title_and_its_sections_name_parts() -> None:

@@ -7,7 +7,8 @@ stand-in for the model that keeps the test well under a minute). Each question
 is retrieved once and ranked under every mode and fusion, with MMR, decay and
 odd weights — the re-ranking the TUI's toggles do.
 
-For every (query, candidate) pair, the *printed text* is read back, not the
+For every (query, candidate) pair (of the candidates cut below maxResults, the
+``CUT_CHECKED`` nearest the cut), the *printed text* is read back, not the
 objects behind it:
 
 - the TUI breakdown: every ``expression = number`` in it is parsed and evaluated
@@ -62,6 +63,11 @@ if not (DATA / "locomo" / "locomo10.json").is_file():
 QUESTIONS = 5
 #: queries of each names workspace (tests/bench/data/names, the demo)
 NAMES_QUERIES = 8
+#: candidates cut for ranking below maxResults whose breakdown is read back, per
+#: ranking: the ones nearest the cut. Two thirds of all candidates are such, and their
+#: breakdowns are the ranked ones' lines with the same cut line (read back in full for
+#: these; each ranking's other cut candidates are still checked for their reason).
+CUT_CHECKED = 4
 #: distinct styles, so the bar's cells can be told apart by side
 STYLES = {
     "score-vector": "blue",
@@ -382,7 +388,16 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine, names_engin
             kind = (outcome.mode, outcome.fusion)
             kinds.add(kind)
             payload = search_answer(engine, outcome, explain=True).to_json()
+            cut_seen = 0
+            kept = sum(c.final_rank is not None for c in outcome.candidates)
             for c in outcome.candidates:
+                if c.final_rank is None and c.dropped and c.dropped.startswith("cut: "):
+                    cut_seen += 1
+                    if cut_seen > CUT_CHECKED:
+                        # its reason holds: maxResults results were kept before it
+                        assert kept == options.max_results, (kept, c.dropped)
+                        assert c.dropped == f"cut: beyond maxResults {options.max_results}"
+                        continue
                 pairs += 1
                 per_kind[kind] = per_kind.get(kind, 0) + 1
                 best_lines += c.best_line is not None
@@ -411,7 +426,7 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine, names_engin
     assert pairs >= 1000, pairs
     fusions = {f for m, f in kinds if m == "hybrid"}
     assert {m for m, _ in kinds} == {"hybrid", "fts", "vector"} and fusions == set(FUSIONS)
-    assert min(per_kind.values()) >= 1000, per_kind
+    assert min(per_kind.values()) >= 700, per_kind
     assert rescued and dropped_below and cut_beyond, (rescued, dropped_below, cut_beyond)
     # the odd cases were met: the calibrated best line and feedback, a geometric floor
     assert best_lines and floored and moved >= 1000, (best_lines, floored, moved)

@@ -42,8 +42,11 @@ def provider(minilm_gguf: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def token_model(minilm_gguf: Path):  # type: ignore[no-untyped-def]
     """llama-cpp-python's own per-token embedding of the model (no pooling): the
-    reference the provider's pooling is checked against."""
+    reference the provider's pooling is checked against (with the provider's own
+    attention kernel: the fused one differs in the last float32 digits)."""
     import llama_cpp
+
+    from engine.embeddings.local import FLASH_ATTENTION
 
     llm = llama_cpp.Llama(
         model_path=str(minilm_gguf),
@@ -53,6 +56,7 @@ def token_model(minilm_gguf: Path):  # type: ignore[no-untyped-def]
         n_ubatch=512,
         n_threads=1,
         pooling_type=llama_cpp.LLAMA_POOLING_TYPE_NONE,
+        flash_attn=FLASH_ATTENTION,
         verbose=False,
     )
     yield llm
