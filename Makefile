@@ -5,7 +5,7 @@ BIN ?= .venv/bin
 
 .PHONY: check test test-fast test-rest test-serial lint imports typecheck snapshots
 .PHONY: bench bench-quality bench-locomo bench-cranfield bench-offtopic bench-calibrate
-.PHONY: bench-cost bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
+.PHONY: bench-cost bench-attention bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
 
 check:
 	bash scripts/test.sh
@@ -70,6 +70,10 @@ bench-calibrate:
 # vectors, CLI wall times and import set (LoCoMo conv-5; a few minutes)
 bench-cost:
 	$(PY) -m tests.bench.cost
+
+# the local model's cold index with llama.cpp's fused attention and without
+bench-attention:
+	$(PY) -m tests.bench.attention
 
 bench-scale:
 	$(PY) -m tests.bench.scale

@@ -34,7 +34,7 @@ def test_term_counts_are_fts5s_forms_of_every_word() -> None:
     texts = [
         "- [D1:4] Andrew: Thanks! That SOUNDS cute. Can I see a picture? picture_2 x2",
         "Atlas ATLAS atlas's rollout; 2026-03-01 under_score  ",
-        "Sofía met SOFIA at the Café; straße STRASSE ﬁne ½",
+        "Sofía met SOFIA at the Café; straße STRASSE ﬁne ½ 東京 東京",
         "",
     ]
     for text in texts:
