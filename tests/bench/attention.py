@@ -14,7 +14,6 @@ Results go to tests/bench/results/attention.json.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,28 +21,9 @@ from typing import Any
 import numpy as np
 
 import engine.embeddings.local as local
-from engine.index.db import Database
-from engine.index.line_codec import decode
 from tests.bench import common
 from tests.bench.cost import cold_index
-from tests.bench.locomo import build_conversation
-
-
-def _vectors(index: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The index's chunk vectors (by id) and unit matrices (by chunk hash)."""
-    db = Database(index)
-    try:
-        rows = db.execute("select embedding from chunks where embedding is not null order by id")
-        chunks = np.stack([np.frombuffer(r[0], dtype=np.float32) for r in rows])
-        units = {
-            str(h): decode(blob, int(n), int(dims))[0]
-            for h, n, dims, blob in db.execute(
-                "select chunk_hash, lines, dims, vectors from line_vectors"
-            )
-        }
-    finally:
-        db.close()
-    return chunks, units
+from tests.bench.locomo import write_conversation_workspace
 
 
 def _row(run: dict[str, Any]) -> list[Any]:
@@ -57,15 +37,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--conv", type=int, default=5, help="LoCoMo conversation (default 5)")
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args(argv)
-    data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
-    conv = build_conversation(args.conv, data[args.conv])
     runs: list[dict[str, Any]] = []
     kept: dict[bool, Path] = {}
     with tempfile.TemporaryDirectory(prefix="memdeck-attention-") as tmp:
         root = Path(tmp)
         ws = root / "ws"
-        for rel, text in conv.files.items():
-            common.write_if_changed(ws / rel, text)
+        write_conversation_workspace(args.conv, ws)
         for r in range(args.rounds):
             order = [True, False] if r % 2 == 0 else [False, True]
             for fused in order:
@@ -77,9 +54,9 @@ def main(argv: list[str] | None = None) -> None:
                     runs.append({"round": r + 1, "fused": fused, **got})
                     if lines and r == 0:
                         kept[fused] = state / "index.memdeck.sqlite"
-        (c1, u1), (c0, u0) = _vectors(kept[True]), _vectors(kept[False])
+        (c1, u1), (c0, u0) = common.stored_vectors(kept[True]), common.stored_vectors(kept[False])
         diff = {
-            "chunks": float(np.abs(c1 - c0).max()),
+            "chunks": max(float(np.abs(c1[h] - c0[h]).max()) for h in c1 if h in c0),
             "units": max(float(np.abs(u1[h] - u0[h]).max()) for h in u1 if h in u0),
         }
     local.FLASH_ATTENTION = True

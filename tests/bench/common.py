@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from engine.config.settings import (
     FtsTokenizer,
     MemorySearchSettings,
@@ -301,3 +303,26 @@ class Stopwatch:
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def stored_vectors(index: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """An index file's chunk vectors and unit matrices, each by chunk hash."""
+    from engine.index.db import Database
+    from engine.index.line_codec import decode
+
+    db = Database(index)
+    try:
+        chunks = {
+            str(h): np.frombuffer(blob, dtype=np.float32)
+            for h, blob in db.execute("select hash, embedding from chunks")
+            if blob is not None
+        }
+        units = {
+            str(h): decode(blob, int(n), int(d))[0]
+            for h, n, d, blob in db.execute(
+                "select chunk_hash, lines, dims, vectors from line_vectors"
+            )
+        }
+    finally:
+        db.close()
+    return chunks, units

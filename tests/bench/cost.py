@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench import common
-from tests.bench.locomo import build_conversation
+from tests.bench.locomo import write_conversation_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 _IMPORTS = """
@@ -228,13 +228,10 @@ def main(argv: list[str] | None = None) -> None:
         "--only-times", action="store_true", help="skip the cold indexes (CLI and app times)"
     )
     args = parser.parse_args(argv)
-    data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
-    conv = build_conversation(args.conv, data[args.conv])
     with tempfile.TemporaryDirectory(prefix="memdeck-cost-") as tmp:
         root = Path(tmp)
         ws = root / "ws"
-        for rel, text in conv.files.items():
-            common.write_if_changed(ws / rel, text)
+        write_conversation_workspace(args.conv, ws)
         runs = []
         for line_vectors in (True, False) if not args.only_times else (True,):
             state = root / f"state-{'lines' if line_vectors else 'chunks'}"

@@ -228,6 +228,13 @@ def parse_convs(spec: str) -> list[int]:
     return out
 
 
+def write_conversation_workspace(ci: int, ws: Path) -> None:
+    """LoCoMo conversation ``ci``'s memory files written into the workspace ``ws``."""
+    data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
+    for rel, text in build_conversation(ci, data[ci]).files.items():
+        common.write_if_changed(ws / rel, text)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--convs", default="0-9", help="conversations, e.g. 0-4 or 0,3,7")

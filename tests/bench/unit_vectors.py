@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from tests.bench import common
-from tests.bench.locomo import build_conversation
+from tests.bench.locomo import write_conversation_workspace
 
 VARIANTS = ("none", "separate", "late")
 
@@ -72,28 +72,8 @@ def cold_index(ws: Path, state: Path, variant: str) -> dict[str, Any]:
 
 def compare(separate: Path, late: Path) -> dict[str, Any]:
     """Chunk vectors of the two indexes (must match) and their unit vectors."""
-    from engine.index.db import Database
-    from engine.index.line_codec import decode
-
-    def read(index: Path) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        db = Database(index)
-        try:
-            chunks = {
-                str(h): np.frombuffer(blob, dtype=np.float32)
-                for h, blob in db.execute("select hash, embedding from chunks")
-            }
-            units = {
-                str(h): decode(blob, int(n), int(d))[0]
-                for h, n, d, blob in db.execute(
-                    "select chunk_hash, lines, dims, vectors from line_vectors"
-                )
-            }
-        finally:
-            db.close()
-        return chunks, units
-
-    a_chunks, a_units = read(separate / "index.memdeck.sqlite")
-    b_chunks, b_units = read(late / "index.memdeck.sqlite")
+    a_chunks, a_units = common.stored_vectors(separate / "index.memdeck.sqlite")
+    b_chunks, b_units = common.stored_vectors(late / "index.memdeck.sqlite")
     common_hashes = sorted(set(a_chunks) & set(b_chunks))
     diff = max(float(np.abs(a_chunks[h] - b_chunks[h]).max()) for h in common_hashes)
     cosines = np.concatenate(
@@ -124,14 +104,11 @@ def main(argv: list[str] | None = None) -> None:
     order = args.order.split(",")
     if any(v not in VARIANTS for v in order):
         raise SystemExit(f"--order takes {', '.join(VARIANTS)}")
-    data = json.loads((common.data_dir("locomo") / "locomo10.json").read_text())
-    conv = build_conversation(args.conv, data[args.conv])
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="memdeck-units-") as tmp:
         root = Path(tmp)
         ws = root / "ws"
-        for rel, text in conv.files.items():
-            common.write_if_changed(ws / rel, text)
+        write_conversation_workspace(args.conv, ws)
         for _ in range(args.rounds):
             for variant in order:
                 state = root / f"state-{variant}"
