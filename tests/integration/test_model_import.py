@@ -168,6 +168,38 @@ def test_embeddings_are_normalised_and_semantic(minilm_gguf: Path) -> None:
         p.close()
 
 
+def test_a_build_without_the_fused_attention_kernel_loads_the_model_without_it(
+    minilm_gguf: Path,
+) -> None:
+    """The model opens with llama.cpp's fused attention; where llama.cpp cannot make
+    that context (a model or build the kernel does not cover: here a ``Llama`` that
+    refuses it), it opens without, and its vectors are the same to float32 rounding."""
+    from llama_cpp import Llama
+
+    from engine.embeddings.local import LocalProvider
+
+    asked: list[bool] = []
+
+    def no_fused_kernel(*args: object, flash_attn: bool = False, **kw: object) -> Llama:
+        asked.append(flash_attn)
+        if flash_attn:
+            raise ValueError("Failed to create llama_context")
+        return Llama(*args, flash_attn=flash_attn, **kw)  # type: ignore[arg-type]
+
+    p = LocalProvider(minilm_gguf, n_threads=1)
+    try:
+        fused = p.embed_documents(["Booked a train to Porto, departing 08:04, seat 42."])[0]
+        with p._lock:
+            plain = p._open(no_fused_kernel)  # type: ignore[arg-type]
+        assert asked == [True, False]
+        row = np.asarray(plain.embed("Booked a train to Porto, departing 08:04, seat 42."))
+        plain.close()
+        row /= np.linalg.norm(row)
+        assert np.abs(row - fused).max() < 1e-3
+    finally:
+        p.close()
+
+
 def test_long_text_is_truncated_not_an_error(minilm_gguf: Path) -> None:
     from engine.embeddings.local import LocalProvider
 
