@@ -243,28 +243,27 @@ class LocalProvider:
         """A llama.cpp context on the model file (the caller holds the lock): with the
         fused attention kernel, or without it where llama.cpp cannot make one so (a
         model or a build the kernel does not cover)."""
-        kernels = (True, False) if FLASH_ATTENTION else (False,)
-        for fused in kernels:
-            try:
-                return llama(
-                    model_path=str(self.path),
-                    embedding=True,
-                    n_ctx=self.n_ctx,
-                    n_batch=self.n_ctx,
-                    n_ubatch=self.n_ctx,
-                    n_threads=self.n_threads,
-                    n_threads_batch=self.n_threads,
-                    flash_attn=fused,
-                    verbose=False,
-                    **extra,  # type: ignore[arg-type]
-                )
-            except (ValueError, RuntimeError, OSError) as exc:
-                if fused:
-                    continue
-                raise ProviderError(
-                    f"cannot load local embedding model {self.path}: {exc}"
-                ) from exc
-        raise AssertionError("unreachable: the last kernel raises or returns")
+        if FLASH_ATTENTION:
+            with contextlib.suppress(ValueError, RuntimeError, OSError):
+                return self._context(llama, fused=True, **extra)
+        try:
+            return self._context(llama, fused=False, **extra)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ProviderError(f"cannot load local embedding model {self.path}: {exc}") from exc
+
+    def _context(self, llama: type[Llama], *, fused: bool, **extra: object) -> Llama:
+        return llama(
+            model_path=str(self.path),
+            embedding=True,
+            n_ctx=self.n_ctx,
+            n_batch=self.n_ctx,
+            n_ubatch=self.n_ctx,
+            n_threads=self.n_threads,
+            n_threads_batch=self.n_threads,
+            flash_attn=fused,
+            verbose=False,
+            **extra,  # type: ignore[arg-type]
+        )
 
     def _ensure_token_model(self) -> Llama:
         """The model without pooling, beside the pooled one (the caller holds the
