@@ -44,7 +44,9 @@ from engine.index.db import Database, DatabaseError
 from engine.index.fts_bm25 import IDF_FLOOR, K1, B, read_varint
 
 #: the layout version written to ``meta.keyword_index`` once the tables are in step
-LAYOUT = "1"
+#: ("1": every blob zlib'd; a file with it rebuilds its postings after its next sync,
+#: so a version that reads only "1" never meets a blob it cannot read)
+LAYOUT = "2"
 META_KEY = "keyword_index"
 #: ``kw_pending`` rows past which a sync folds them into ``kw_postings``
 PENDING_MAX = 50_000
@@ -76,18 +78,39 @@ create table if not exists kw_lengths (page integer primary key, dls blob not nu
 
 
 # -- encoding -------------------------------------------------------------------------------
-_WIDTHS: dict[int, type[np.unsignedinteger]] = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+_WIDTHS: dict[int, type[np.unsignedinteger]] = {
+    1: np.uint8,
+    2: np.uint16,
+    4: np.uint32,
+    8: np.uint64,
+}
+#: a blob's first byte: the width of its integers, plus ``_RAW`` when they are stored
+#: as they are (not zlib'd). Most terms of a memory are in a few rows: zlib's 6 bytes of
+#: header and checksum were more than the numbers (LoCoMo conv-5: 1,815 terms, 12,203
+#: postings, 59 KB of blobs zlib'd, 24 KB raw), while a common word's long list still
+#: compresses several times.
+_RAW = 0x80
+#: a list of at most this many bytes is stored raw without trying zlib
+RAW_MAX = 64
 
 
 def _pack(values: np.ndarray) -> bytes:
-    """Non-negative integers, zlib'd in the narrowest of 16/32/64 bits (first byte)."""
+    """Non-negative integers in the narrowest of 8/16/32/64 bits, zlib'd when that is
+    smaller (the first byte says which)."""
     top = int(values.max()) if len(values) else 0
-    tag = 2 if top < 2**16 else 4 if top < 2**32 else 8
-    return bytes([tag]) + zlib.compress(values.astype(_WIDTHS[tag]).tobytes(), 1)
+    width = 1 if top < 2**8 else 2 if top < 2**16 else 4 if top < 2**32 else 8
+    raw = values.astype(_WIDTHS[width]).tobytes()
+    if len(raw) > RAW_MAX:
+        packed = zlib.compress(raw, 1)
+        if len(packed) < len(raw):
+            return bytes([width]) + packed
+    return bytes([width | _RAW]) + raw
 
 
 def _unpack(blob: bytes) -> np.ndarray:
-    return np.frombuffer(zlib.decompress(blob[1:]), dtype=_WIDTHS[blob[0]]).astype(np.int64)
+    tag = blob[0]
+    body = blob[1:] if tag & _RAW else zlib.decompress(blob[1:])
+    return np.frombuffer(body, dtype=_WIDTHS[tag & ~_RAW]).astype(np.int64)
 
 
 def encode(docs: np.ndarray, tfs: np.ndarray) -> tuple[bytes, bytes]:

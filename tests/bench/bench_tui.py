@@ -141,7 +141,11 @@ STARTUP_SCRIPT = textwrap.dedent(
 
 def measure_startup(runs: int) -> dict[str, Any]:
     """Wall time of fresh processes that open the demo workspace in the app."""
-    tmp = Path(tempfile.mkdtemp(prefix="memdeck-bench-tui-"))
+    with tempfile.TemporaryDirectory(prefix="memdeck-bench-tui-") as name:
+        return _measure_startup(Path(name), runs)
+
+
+def _measure_startup(tmp: Path, runs: int) -> dict[str, Any]:
     ws, state = tmp / "demo", tmp / "state"
     state.mkdir()
     script = STARTUP_SCRIPT.format(

@@ -83,6 +83,39 @@ def test_encoding_round_trips() -> None:
         assert d.tolist() == docs and f.tolist() == tfs
 
 
+def test_a_short_list_is_stored_raw_and_a_long_one_zlibd() -> None:
+    import zlib
+
+    import numpy as np
+
+    # a term in three rows: one byte per gap and per frequency, after the width byte
+    docs_blob, tfs_blob = encode(np.array([3, 9, 40]), np.array([1, 2, 1]))
+    assert docs_blob == bytes([0x81, 3, 6, 31]) and tfs_blob == bytes([0x81, 1, 2, 1])
+    # a common word: 5,000 rows in a row compress far below their 5,000 bytes
+    many = np.arange(1, 5001)
+    docs_blob, tfs_blob = encode(many, np.ones(5000, dtype=np.int64))
+    assert docs_blob[0] == 1 and len(docs_blob) < 100
+    assert zlib.decompress(docs_blob[1:]) == bytes([1]) * 5000
+    # 16-bit gaps that do not compress (random) stay raw rather than grow
+    rng = np.random.default_rng(7)
+    sparse = np.cumsum(rng.integers(256, 60_000, size=200))
+    docs_blob, _ = encode(sparse, np.ones(200, dtype=np.int64))
+    assert docs_blob[0] == 0x82 and len(docs_blob) == 1 + 2 * 200
+    assert decode(docs_blob, _)[0].tolist() == sparse.tolist()
+
+
+def test_the_first_layouts_blobs_still_decode() -> None:
+    """Layout 1 zlib'd every list in 16, 32 or 64 bits (tags 2, 4, 8)."""
+    import zlib
+
+    import numpy as np
+
+    gaps = np.array([5, 1, 300], dtype=np.uint16).tobytes()
+    tfs = np.array([1, 70_000, 2], dtype=np.uint32).tobytes()
+    d, f = decode(bytes([2]) + zlib.compress(gaps, 1), bytes([4]) + zlib.compress(tfs, 1))
+    assert d.tolist() == [5, 6, 306] and f.tolist() == [1, 70_000, 2]
+
+
 @pytest.mark.slow  # the LoCoMo index
 def test_top_k_is_fts5s_ranking_on_every_locomo_question(indexed) -> None:
     compared = rows = 0
@@ -239,6 +272,26 @@ def test_an_index_without_postings_uses_fts5_until_its_next_sync(tmp_path) -> No
     assert kw is not None and kw.ready()
     assert _check_queries(store, ["atlas", "atlas budget", "lunch"]) == 12  # 3 × AND/OR × k
     assert store.keyword_search(["atlas"], 5, ["memory"]) is not None
+    engine.close()
+
+
+def test_postings_of_the_first_layout_are_rebuilt_after_the_next_sync(tmp_path) -> None:
+    ws = tmp_path / "ws"
+    _write(ws / "MEMORY.md", "# Memory\n\nThe atlas rollout needs a budget.\n")
+    engine = common.open_engine(ws, tmp_path / "state", None)
+    engine.sync(reason="test")
+    store = engine.store
+    store.db.execute("update meta set value = '1' where key = ?", (keyword_index.META_KEY,))
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is None  # FTS5 answers meanwhile
+    _write(ws / "memory" / "2026-01-02.md", "# Day\n\n- atlas again\n")
+    engine.sync(reason="test", paths=[ws / "memory" / "2026-01-02.md"])
+    assert (
+        store.db.scalar("select value from meta where key = ?", (keyword_index.META_KEY,))
+        == keyword_index.LAYOUT
+    )
+    tags = {bytes(b)[0] for (b,) in store.db.execute("select docs from kw_postings")}
+    assert tags == {0x81}  # every list of this small memory raw, in bytes
+    assert _check_queries(store, ["atlas", "atlas budget"]) == 8
     engine.close()
 
 
