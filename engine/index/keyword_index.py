@@ -43,10 +43,14 @@ from engine.index import heap
 from engine.index.db import Database, DatabaseError
 from engine.index.fts_bm25 import IDF_FLOOR, K1, B, read_varint
 
-#: the layout version written to ``meta.keyword_index`` once the tables are in step
-#: ("1": every blob zlib'd; a file with it rebuilds its postings after its next sync,
-#: so a version that reads only "1" never meets a blob it cannot read)
+#: the layout version written to ``meta.keyword_index`` once the tables are in step:
+#: "2" since short lists are stored raw (``_pack``)
 LAYOUT = "2"
+#: the layouts this code reads. Layout 1 (every list zlib'd) reads as it is and
+#: becomes 2 at the first fold of pending rows, so an index is never rebuilt for it
+#: (~30 s at 100k chunks); a version that reads only "1" finds "2" not in step,
+#: answers through FTS5 and rebuilds the postings in its own layout.
+READABLE_LAYOUTS = frozenset({"1", LAYOUT})
 META_KEY = "keyword_index"
 #: ``kw_pending`` rows past which a sync folds them into ``kw_postings``
 PENDING_MAX = 50_000
@@ -230,7 +234,8 @@ class KeywordIndex:
 
     # -- state -------------------------------------------------------------------------
     def ready(self) -> bool:
-        return bool(self.db.scalar("select value from meta where key = ?", (META_KEY,)) == LAYOUT)
+        layout = self.db.scalar("select value from meta where key = ?", (META_KEY,))
+        return layout in READABLE_LAYOUTS
 
     def _generation(self) -> str:
         return str(self.db.scalar("select value from meta where key = 'keyword_generation'") or "")
@@ -543,15 +548,19 @@ class KeywordIndex:
         with self.db.transaction():
             gen = self._generation()
             terms = [str(r[0]) for r in self.db.execute("select distinct term from kw_pending")]
-            rows = []
+            rows, gone = [], []
             for term in terms:
                 docs, tfs = self.postings(term, gen)
-                rows.append((term, *encode(docs, tfs)))
+                if len(docs):
+                    rows.append((term, *encode(docs, tfs)))
+                else:  # no row holds the term any more
+                    gone.append((term,))
             self.db.executemany(
                 "insert or replace into kw_postings(term, docs, tfs) values (?, ?, ?)", rows
             )
-            self.db.execute("delete from kw_postings where length(docs) < 3")  # empty lists
+            self.db.executemany("delete from kw_postings where term = ?", gone)
             self.db.execute("delete from kw_pending")
+            self._set_meta(META_KEY, LAYOUT)  # the lists just written are in it
             self._bump_generation()
         return len(terms)
 

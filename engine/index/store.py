@@ -515,9 +515,8 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         that cannot (another binding or tokenizer) marks them stale instead."""
         if not (removed or added):
             return
-        if self.db.scalar("select value from meta where key = ?", (keyword_index.META_KEY,)) != (
-            keyword_index.LAYOUT
-        ):
+        layout = self.db.scalar("select value from meta where key = ?", (keyword_index.META_KEY,))
+        if layout not in keyword_index.READABLE_LAYOUTS:
             return
         kw = self.keyword_index()
         if kw is None:

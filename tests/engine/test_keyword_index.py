@@ -275,23 +275,59 @@ def test_an_index_without_postings_uses_fts5_until_its_next_sync(tmp_path) -> No
     engine.close()
 
 
-def test_postings_of_the_first_layout_are_rebuilt_after_the_next_sync(tmp_path) -> None:
+def _first_layout(docs, tfs) -> tuple[bytes, bytes]:
+    """Layout 1's blobs: each list zlib'd in 16 bits or more, tags 2/4/8."""
+    import zlib
+
+    import numpy as np
+
+    def pack(values):
+        top = int(values.max()) if len(values) else 0
+        tag = 2 if top < 2**16 else 4 if top < 2**32 else 8
+        dtype = {2: np.uint16, 4: np.uint32, 8: np.uint64}[tag]
+        return bytes([tag]) + zlib.compress(values.astype(dtype).tobytes(), 1)
+
+    return pack(np.diff(docs, prepend=0)), pack(tfs)
+
+
+def test_an_index_of_the_first_layout_is_read_as_it_is_and_moves_on_at_a_fold(
+    tmp_path,
+) -> None:
     ws = tmp_path / "ws"
     _write(ws / "MEMORY.md", "# Memory\n\nThe atlas rollout needs a budget.\n")
+    _write(ws / "memory" / "2026-01-01.md", "# Day\n\n- atlas budget approved\n- lunch\n")
     engine = common.open_engine(ws, tmp_path / "state", None)
     engine.sync(reason="test")
     store = engine.store
+    old = [
+        (term, *_first_layout(*decode(d, f)))
+        for term, d, f in store.db.execute("select term, docs, tfs from kw_postings")
+    ]
+    store.db.executemany(
+        "update kw_postings set docs = ?, tfs = ? where term = ?", [(d, f, t) for t, d, f in old]
+    )
     store.db.execute("update meta set value = '1' where key = ?", (keyword_index.META_KEY,))
-    assert store.keyword_search(["atlas"], 5, ["memory"]) is None  # FTS5 answers meanwhile
+    store.keyword_index()._snapshot = None  # type: ignore[union-attr]  # as a new process
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is not None  # not FTS5's fallback
+    assert _check_queries(store, ["atlas", "atlas budget", "lunch"]) == 12
+    # an edit goes to the pending rows; the fold rewrites those terms in layout 2
     _write(ws / "memory" / "2026-01-02.md", "# Day\n\n- atlas again\n")
     engine.sync(reason="test", paths=[ws / "memory" / "2026-01-02.md"])
-    assert (
-        store.db.scalar("select value from meta where key = ?", (keyword_index.META_KEY,))
-        == keyword_index.LAYOUT
-    )
-    tags = {bytes(b)[0] for (b,) in store.db.execute("select docs from kw_postings")}
-    assert tags == {0x81}  # every list of this small memory raw, in bytes
-    assert _check_queries(store, ["atlas", "atlas budget"]) == 8
+    kw = store.keyword_index()
+    assert kw is not None and kw.ready()
+    assert kw.compact(force=True) > 0
+    layout = store.db.scalar("select value from meta where key = ?", (keyword_index.META_KEY,))
+    assert layout == keyword_index.LAYOUT == "2"
+    tags = dict(store.db.execute("select term, substr(docs, 1, 1) from kw_postings"))
+    assert tags["atlas"] == b"\x81" and tags["lunch"] == b"\x02"  # rewritten / as it was
+    assert _check_queries(store, ["atlas", "atlas budget", "lunch", "again"]) == 16
+    # a term no row holds any more leaves the postings at the next fold
+    (ws / "memory" / "2026-01-01.md").unlink()
+    engine.sync(reason="test")
+    assert kw.compact(force=True) > 0
+    terms = {t for (t,) in store.db.execute("select term from kw_postings")}
+    assert "lunch" not in terms and {"atlas", "again", "budget"} <= terms
+    assert _check_queries(store, ["atlas", "atlas budget", "again"]) == 12
     engine.close()
 
 
