@@ -250,12 +250,18 @@ def test_postings_follow_edits_pending_rows_and_the_fold(tmp_path, monkeypatch) 
     engine.close()
 
 
-def test_an_index_without_postings_uses_fts5_until_its_next_sync(tmp_path) -> None:
+def _small_memory(tmp_path):
+    """(workspace, engine) of two notes that share words, indexed FTS-only."""
     ws = tmp_path / "ws"
     _write(ws / "MEMORY.md", "# Memory\n\nThe atlas rollout needs a budget.\n")
     _write(ws / "memory" / "2026-01-01.md", "# Day\n\n- atlas budget approved\n- lunch\n")
     engine = common.open_engine(ws, tmp_path / "state", None)
     engine.sync(reason="test")
+    return ws, engine
+
+
+def test_an_index_without_postings_uses_fts5_until_its_next_sync(tmp_path) -> None:
+    ws, engine = _small_memory(tmp_path)
     store = engine.store
     # as an index written before the postings existed: no meta, empty tables
     store.db.execute("delete from meta where key = ?", (keyword_index.META_KEY,))
@@ -293,11 +299,7 @@ def _first_layout(docs, tfs) -> tuple[bytes, bytes]:
 def test_an_index_of_the_first_layout_is_read_as_it_is_and_moves_on_at_a_fold(
     tmp_path,
 ) -> None:
-    ws = tmp_path / "ws"
-    _write(ws / "MEMORY.md", "# Memory\n\nThe atlas rollout needs a budget.\n")
-    _write(ws / "memory" / "2026-01-01.md", "# Day\n\n- atlas budget approved\n- lunch\n")
-    engine = common.open_engine(ws, tmp_path / "state", None)
-    engine.sync(reason="test")
+    ws, engine = _small_memory(tmp_path)
     store = engine.store
     old = [
         (term, *_first_layout(*decode(d, f)))
