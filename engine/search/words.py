@@ -65,16 +65,33 @@ def _strip_accents(word: str) -> str:
     )
 
 
+#: the one letter whose lower case is not a word: ``İ`` (U+0130) lowers to ``i`` and a
+#: combining dot, which would split its word in two. Every other letter, digit and
+#: ``_`` lowers to word characters with the same :func:`token_form`, and nothing else
+#: lowers to a word character (checked over all of Unicode by the tests).
+_SPLITS_WHEN_LOWERED = "\u0130"
+
+
 @lru_cache(maxsize=2048)
 def token_counts(text: str) -> Counter[str]:
     """How often each word (:func:`token_form`) occurs in ``text``: the term
     frequencies of the calibrated keyword side, remembered for the chunks of the
-    last searches (a search ranks ~50)."""
-    if text.isascii():  # the forms are the lower-cased words: one pass in C
-        return Counter(WORD_RE.findall(text.lower()))
-    counts: Counter[str] = Counter()
-    for word, n in Counter(WORD_RE.findall(text)).items():  # each distinct word once
-        counts[token_form(word)] += n
+    last searches (a search ranks ~50).
+
+    The words of the lower-cased text are counted in one pass in C; an ASCII word's
+    form is its lower case, so only the other words' counts move to their forms."""
+    if _SPLITS_WHEN_LOWERED in text:
+        counts: Counter[str] = Counter()
+        for word, n in Counter(WORD_RE.findall(text)).items():  # each distinct word once
+            counts[token_form(word)] += n
+        return counts
+    counts = Counter(WORD_RE.findall(text.lower()))
+    if not text.isascii():
+        # all taken out first: a form may be another lowered word that is not its
+        # own form (ϲ's form is ς, whose form is σ), and each counts under its own
+        moved = [(word, counts.pop(word)) for word in [w for w in counts if not w.isascii()]]
+        for word, n in moved:
+            counts[token_form(word)] += n
     return counts
 
 

@@ -44,6 +44,41 @@ def test_term_counts_are_fts5s_forms_of_every_word() -> None:
     assert token_counts(texts[2])["cafe"] == 1 and token_counts(texts[2])["sofia"] == 2
 
 
+def test_lowering_a_text_first_counts_the_same_words() -> None:
+    """What the one-pass count relies on, over all of Unicode: a word character lowers
+    to word characters of the same form (but ``İ``), and nothing else lowers to a
+    word character."""
+    splits, forms, joins = [], [], []
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        ch = chr(cp)
+        low = ch.lower()
+        if WORD_RE.fullmatch(ch):
+            if not WORD_RE.fullmatch(low):
+                splits.append(ch)
+            elif token_form(low) != token_form(ch):
+                forms.append(ch)
+        elif WORD_RE.search(low):
+            joins.append(ch)
+    assert splits == ["\u0130"] and forms == [] and joins == []
+
+
+def test_term_counts_of_random_mixed_text_equal_the_word_by_word_count() -> None:
+    import random
+
+    rng = random.Random(11)
+    # ASCII, accents, a final sigma, Turkish dotted capital I, ligatures, symbols
+    # whose forms are not their own forms (ϒ, ᴬ; the lunate sigma ϲ's is ς, itself a
+    # lowered word whose form is σ), CJK, a combining mark, digits
+    alphabet = list("aZ_ 9.-\n") + list("éÉßẞΣσςϲİıﬁϒϓᴬ東京½\u0301 ")
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        token_counts.cache_clear()
+        want = Counter(token_form(w) for w in WORD_RE.findall(text))
+        assert token_counts(text) == want, repr(text)
+
+
 def test_a_chunk_is_named_by_its_path_and_title_and_its_sections_name_parts() -> None:
     assert path_words("memory/projects/atlas.md") == {"project", "atla"}
     assert path_words("memory/people/dana-okafor.md") == {"people", "dana", "okafor"}
