@@ -36,7 +36,7 @@ import numpy as np
 from engine.embeddings.base import EmbeddingProvider, ProgressCallback, UnitSpan, UnitsWithChunks
 from engine.index.index_store import IndexStore
 from engine.index.line_codec import LineMatrix, unit_key
-from engine.index.tokens import WORD_RE
+from engine.index.tokens import has_word
 
 #: chunks whose lines are embedded per provider call batch
 CHUNK_BATCH = 16
@@ -95,7 +95,7 @@ def unit_spans(text: str) -> list[UnitSpan]:
         if _wrapped_prose(lines[i:j]):
             out.append(UnitSpan(i, j - 1, " ".join(line.strip() for line in lines[i:j])))
         else:
-            out += [UnitSpan(k, k, lines[k]) for k in range(i, j) if WORD_RE.search(lines[k])]
+            out += [UnitSpan(k, k, lines[k]) for k in range(i, j) if has_word(lines[k])]
         i = j
     return out
 

@@ -18,7 +18,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-from engine.index.tokens import WORD_RE
+from engine.index.tokens import words_of
 
 __all__ = [
     "fold",
@@ -82,10 +82,10 @@ def token_counts(text: str) -> Counter[str]:
     form is its lower case, so only the other words' counts move to their forms."""
     if _SPLITS_WHEN_LOWERED in text:
         counts: Counter[str] = Counter()
-        for word, n in Counter(WORD_RE.findall(text)).items():  # each distinct word once
+        for word, n in Counter(words_of(text)).items():  # each distinct word once
             counts[token_form(word)] += n
         return counts
-    counts = Counter(WORD_RE.findall(text.lower()))
+    counts = Counter(words_of(text.lower()))
     if not text.isascii():
         # all taken out first: a form may be another lowered word that is not its
         # own form (ϲ's form is ς, whose form is σ), and each counts under its own
@@ -97,7 +97,7 @@ def token_counts(text: str) -> Counter[str]:
 
 def folded_words(text: str) -> list[str]:
     """The words of ``text`` (runs of letters, digits and ``_``, as a query is split), folded."""
-    return [fold(w) for w in WORD_RE.findall(text)]
+    return [fold(w) for w in words_of(text)]
 
 
 def path_words(path: str) -> frozenset[str]:

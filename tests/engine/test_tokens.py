@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from engine.index.tokens import (
     WORD_RE,
     build_fts_query,
     estimate_chars_cost,
+    has_word,
     jaccard,
     query_tokens,
     similarity_tokens,
+    words_of,
 )
 
 # --- query_tokens / WORD_RE ---------------------------------------------------
@@ -175,3 +179,18 @@ def test_jaccard_on_similarity_tokens() -> None:
 )
 def test_estimate_chars_cost(text: str, expected: int) -> None:
     assert estimate_chars_cost(text) == expected
+
+
+def test_the_fast_word_finders_find_what_word_re_finds() -> None:
+    """``words_of`` and ``has_word`` take the standard library's engine for ASCII
+    text: every ASCII character is a word character for both patterns or for neither,
+    and a mixed text still goes through ``WORD_RE``."""
+    for cp in range(128):
+        ch = chr(cp)
+        assert has_word(ch) == (WORD_RE.fullmatch(ch) is not None), repr(ch)
+    rng = random.Random(5)
+    alphabet = list("aZ09_ -.,:;'\"#\t") + list("éß東ϲİ\u0301½")
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert words_of(text) == WORD_RE.findall(text), repr(text)
+        assert has_word(text) == (WORD_RE.search(text) is not None), repr(text)
