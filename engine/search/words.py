@@ -136,9 +136,12 @@ def heading_words(text: str, start_line: int = 0) -> tuple[frozenset[str], froze
     return frozenset(title), frozenset(sections)
 
 
+@lru_cache(maxsize=2048)
 def name_words(path: str, text: str, start_line: int = 0) -> tuple[frozenset[str], frozenset[str]]:
     """What a chunk is called: (the words of its file's path and title, the words of
-    its other headings — a section's name, which names a part of the file)."""
+    its other headings — a section's name, which names a part of the file);
+    remembered for the chunks of the last searches, as :func:`token_counts` is (the
+    search box ranks mostly the same chunks again at each key)."""
     title, sections = heading_words(text, start_line)
     named = path_words(path) | title
     return named, sections - named
