@@ -127,6 +127,11 @@ def decode(docs_blob: bytes, tfs_blob: bytes) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(_unpack(docs_blob)), _unpack(tfs_blob)
 
 
+def in_step(db: Database) -> bool:
+    """Whether ``db``'s postings are in step with its chunks, in a layout this reads."""
+    return db.scalar("select value from meta where key = ?", (META_KEY,)) in READABLE_LAYOUTS
+
+
 # -- FTS5's numbers -----------------------------------------------------------------------
 def totals(db: Database) -> tuple[int, int] | None:
     """(rows, tokens) from FTS5's ``averages`` record (bm25's N and avgdl·N)."""
@@ -234,8 +239,7 @@ class KeywordIndex:
 
     # -- state -------------------------------------------------------------------------
     def ready(self) -> bool:
-        layout = self.db.scalar("select value from meta where key = ?", (META_KEY,))
-        return layout in READABLE_LAYOUTS
+        return in_step(self.db)
 
     def _generation(self) -> str:
         return str(self.db.scalar("select value from meta where key = 'keyword_generation'") or "")

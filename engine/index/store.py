@@ -515,8 +515,7 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         that cannot (another binding or tokenizer) marks them stale instead."""
         if not (removed or added):
             return
-        layout = self.db.scalar("select value from meta where key = ?", (keyword_index.META_KEY,))
-        if layout not in keyword_index.READABLE_LAYOUTS:
+        if not keyword_index.in_step(self.db):
             return
         kw = self.keyword_index()
         if kw is None:
