@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from engine.index.db import VecStatus
-    from engine.index.keyword_index import KeywordIndex
+    from engine.index.keyword_index import KeywordIndex, RowTerms
     from engine.index.line_codec import LineMatrix
     from engine.index.recall_log import RecallLog
     from engine.index.store import ChunkRow, FileRecord, NewChunk
@@ -136,6 +136,11 @@ class IndexStore(Protocol):
     def fts_ranks_of(
         self, words: Sequence[str], ids: Sequence[int], *, require_all: bool
     ) -> dict[int, float] | None: ...
+    def term_frequencies(self, words: Sequence[str], ids: Sequence[int]) -> RowTerms | None:
+        """bm25's tf of each word in each of ``ids`` and their lengths in terms, where
+        the store keeps them per row; None: count them from the rows' text."""
+        ...
+
     def fts_search(
         self, match: str, limit: int, sources: Sequence[str]
     ) -> list[tuple[int, float]]: ...

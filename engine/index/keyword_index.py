@@ -218,6 +218,15 @@ DENSE_BYTES = 32 * 2**20
 
 
 @dataclass(frozen=True)
+class RowTerms:
+    """What bm25 knows of some rows: the words of a query each holds, with their
+    frequencies (a word a row lacks is absent), and each row's length in terms."""
+
+    counts: dict[int, dict[str, int]]
+    lengths: dict[int, int]
+
+
+@dataclass(frozen=True)
 class TopK:
     """A ranking from the postings, or why there is none."""
 
@@ -443,6 +452,33 @@ class KeywordIndex:
         if scores is None:
             return None
         return {int(c): -1.0 * float(s) for c, s in zip(cands, scores, strict=True)}
+
+    def frequencies(
+        self, words: Sequence[str], ids: Sequence[int], *, state: object
+    ) -> RowTerms | None:
+        """Each of ``ids``'s frequency of each word and its length in terms, from the
+        postings (None when a word is several tokens or a row has no recorded length:
+        the caller counts the rows' text instead, ``engine.index.unicode61.term_counts``)."""
+        phrases = self.phrases(words)
+        if phrases is None:
+            return None
+        cands = np.unique(np.asarray(ids, dtype=np.int64))
+        if not len(cands):
+            return RowTerms({}, {})
+        lengths = self.lengths(state)
+        if int(cands[-1]) >= len(lengths):
+            return None
+        dls = lengths[cands]
+        if (dls < 0).any():
+            return None
+        snap = self._snap(state)
+        counts: dict[int, dict[str, int]] = {}
+        for word, term in zip(words, phrases, strict=True):
+            tf = self._tf_of(self._posting(term, snap), cands, snap, len(lengths))
+            held = tf > 0
+            for cid, n in zip(cands[held].tolist(), tf[held].tolist(), strict=True):
+                counts.setdefault(cid, {})[word] = n
+        return RowTerms(counts, dict(zip(cands.tolist(), dls.tolist(), strict=True)))
 
     def _tf_of(
         self, posting: _Posting, cands: np.ndarray, snap: _Snapshot, size: int

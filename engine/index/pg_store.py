@@ -11,7 +11,7 @@ Keyword search: a ``tsvector`` (GIN index) decides which chunks match, and the
 rank is FTS5's own bm25 (k1 = 1.2, b = 0.75, idf = ln((N - n + 0.5)/(n + 0.5))
 clamped to 1e-6, negative = better) computed from per-chunk term counts, so the
 pipeline's bm25 → 0..1 mapping gives the same text scores as on SQLite. Terms
-are made by ``pg_tokens`` (FTS5 unicode61's rules), not by PostgreSQL's parser
+are made by ``unicode61`` (FTS5 unicode61's rules), not by PostgreSQL's parser
 or stemmer: the same words match on both stores.
 
 Vectors: a ``vector`` column with one partial HNSW index (cosine) per vector
@@ -36,11 +36,12 @@ import numpy as np
 
 from engine.index.db import DatabaseError, VecStatus
 from engine.index.index_store import StoreInfo
+from engine.index.keyword_index import RowTerms
 from engine.index.pg_line_vectors import PgLineVectorTable
 from engine.index.pg_recall import PgRecallLog
-from engine.index.pg_tokens import doc_terms, phrase_tsquery, query_terms, tsvector_literal
 from engine.index.recall_log import RecallLog
 from engine.index.store import ChunkRow, FileRecord, NewChunk
+from engine.index.unicode61 import doc_terms, phrase_tsquery, query_terms, tsvector_literal
 
 #: FTS5's bm25 parameters and its floor for idf <= 0 (see ``engine.search.retrieve``)
 BM25_K1 = 1.2
@@ -387,6 +388,9 @@ class PgStore(PgLineVectorTable):
         self, words: Sequence[str], ids: Sequence[int], *, require_all: bool
     ) -> dict[int, float] | None:
         return None
+
+    def term_frequencies(self, words: Sequence[str], ids: Sequence[int]) -> RowTerms | None:
+        return None  # the ranking counts the rows' text (the same terms, ``unicode61``)
 
     def replace_file(
         self,

@@ -24,7 +24,7 @@ from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 from engine.index.embedding_cache import EmbeddingCacheTable, vector_blob
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
 from engine.index.index_store import StoreInfo
-from engine.index.keyword_index import KeywordIndex
+from engine.index.keyword_index import KeywordIndex, RowTerms
 from engine.index.line_vector_table import LineVectorTable
 from engine.index.recall_log import RecallLog, SqliteRecallLog
 from engine.index.store_checks import IndexChecks
@@ -661,6 +661,11 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
             and self.fts_tokenizer in ("unicode61", "porter")
             and self.db.binding.startswith("apsw")
         )
+
+    def term_frequencies(self, words: Sequence[str], ids: Sequence[int]) -> RowTerms | None:
+        """From the keyword postings when they are in step (``KeywordIndex.frequencies``)."""
+        kw = self._ready_keyword_index()
+        return None if kw is None else kw.frequencies(words, ids, state=self._state_key())
 
     def fts_ranks_of(
         self, words: Sequence[str], ids: Sequence[int], *, require_all: bool

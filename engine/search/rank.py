@@ -31,7 +31,7 @@ from engine.search.model import (
     SearchOutcome,
 )
 from engine.search.query import parse_query
-from engine.search.words import fold, name_words, token_counts, token_form
+from engine.search.words import fold, name_words, token_counts, word_terms
 
 __all__ = [
     "RankCut",
@@ -564,12 +564,19 @@ def _words_text(c: Candidate) -> None:
         )
     )
     c.unit_terms, c.text_unit = (), None
-    if c.best_line is not None:
+    # a word the chunk lacks is not in its unit: a chunk that holds none is not read
+    if c.best_line is not None and any(w.tf is not None for w in c.text_words):
         lines = c.text.split("\n")
         first = c.best_line - c.start_line
         last = (c.best_line_end or c.best_line) - c.start_line
         counts = token_counts("\n".join(lines[max(0, first) : last + 1]))
-        c.unit_terms = tuple(w.term for w in c.text_words if counts[token_form(w.term)] > 0)
+        c.unit_terms = tuple(
+            w.term
+            for w in c.text_words
+            if w.tf is not None
+            and (parts := word_terms(w.term))
+            and all(counts[p] > 0 for p in parts)
+        )
         if c.unit_terms:
             held = [w.weight for w in c.text_words if w.term in c.unit_terms]
             missing = [w.weight for w in c.text_words if w.term not in c.unit_terms]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -27,7 +28,7 @@ from engine.index.store import ChunkRow
 from engine.search import scoring
 from engine.search.model import Retrieval, SearchOptions
 from engine.search.query import ParsedQuery, match_expression, parse_query
-from engine.search.words import token_counts, token_form
+from engine.search.words import token_counts, word_terms
 
 __all__ = [
     "COMPLETE_WINDOW",
@@ -164,7 +165,6 @@ def retrieve(
     text_ranks: dict[int, float] = {}
     cosines: dict[int, float] = {}
     word_weights: dict[str, tuple[float, int, int]] = {}
-    present: dict[int, set[str]] | None = None
     if complete and fts_q and qvec is not None and store.fts_available:
         # Both sides for every candidate. Text: the bm25 rank from the window (a
         # vector candidate that the AND query missed gets its OR rank, which for a
@@ -186,7 +186,6 @@ def retrieve(
                     window_ranks.setdefault(cid, value * idf_scale)
         text_ranks = {i: window_ranks[i] for i in ids if i in window_ranks}
         word_weights = terms.weights()
-        present = terms.presence(ids) if by_rows else None
         t3 = time.perf_counter()
         cosines = {i: float(s) for i, s in vector_hits}
         for cid in ids:
@@ -198,10 +197,12 @@ def retrieve(
     else:
         fts_extra = vec_extra = 0.0
     rows = data.rows_of(ids)
-    word_counts = _word_counts(parsed, rows, present) if word_weights else {}
-    lengths = (
-        {cid: sum(token_counts(r.text).values()) for cid, r in rows.items()} if word_weights else {}
-    )
+    word_counts: dict[int, dict[str, int]] = {}
+    lengths: dict[int, int] = {}
+    if word_weights:
+        tw = time.perf_counter()
+        word_counts, lengths = _word_counts(store, terms, rows, by_rows)
+        fts_extra += time.perf_counter() - tw
     line_hits: dict[int, UnitHit] = {}
     units: dict[int, ChunkUnits] = {}
     if complete and qvec is not None and provider is not None:
@@ -251,25 +252,38 @@ def retrieve(
 
 
 def _word_counts(
-    query: ParsedQuery, rows: dict[int, ChunkRow], present: dict[int, set[str]] | None
-) -> dict[int, dict[str, int]]:
-    """chunk id → query term → how often the chunk holds it (``token_counts``), for
-    the terms it holds: those FTS5 matches in it, each at least once (a stemming
-    tokenizer matches other forms), or, when the store cannot say, those counted."""
+    store: IndexStore, terms: QueryTerms, rows: dict[int, ChunkRow], by_rows: bool
+) -> tuple[dict[int, dict[str, int]], dict[int, int]]:
+    """(chunk id → query term → how often the chunk holds it, chunk id → its length
+    in terms): bm25's tf and dl, for the terms each chunk holds.
+
+    From the keyword postings when the store keeps them in step; else counted in the
+    rows' text (``token_counts``, the same unicode61 terms) for the terms FTS5
+    matches in each chunk, each at least once (a stemming tokenizer matches other
+    forms), or, when the store cannot say, those counted. A word of several terms
+    (``foo_bar``, a phrase for FTS5) counts its rarest term's occurrences."""
+    words = list(terms.query.terms)
+    got = store.term_frequencies(words, list(rows))
+    if got is not None:
+        return got.counts, got.lengths
+    present = terms.presence(list(rows)) if by_rows else None
+    parts = {t: word_terms(t) for t in words}
     out: dict[int, dict[str, int]] = {}
-    forms = {t: token_form(t) for t in query.terms}
+    lengths: dict[int, int] = {}
     for cid, row in rows.items():
+        counts = token_counts(row.text)
+        lengths[cid] = sum(counts.values())
         if present is None:
-            counts = token_counts(row.text)
-            got = {t: counts[f] for t, f in forms.items() if counts[f] > 0}
-        elif held := present.get(cid):  # a chunk FTS5 matches no term in is not read
-            counts = token_counts(row.text)
-            got = {t: max(1, counts[forms[t]]) for t in held}
-        else:
-            continue
-        if got:
-            out[cid] = got
-    return out
+            held = {t: n for t in words if (n := _occurrences(counts, parts[t]))}
+        else:  # a chunk FTS5 matches no term in holds none
+            held = {t: max(1, _occurrences(counts, parts[t])) for t in present.get(cid, ())}
+        if held:
+            out[cid] = held
+    return out, lengths
+
+
+def _occurrences(counts: Counter[str], parts: tuple[str, ...]) -> int:
+    return min((counts[p] for p in parts), default=0)
 
 
 class _CandidateData:

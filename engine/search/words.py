@@ -8,8 +8,9 @@ off, one English plural ending off — and it is used where memdeck compares wor
 itself: the name signal (a query word in the chunk's file name or headings,
 :func:`name_words`) and the snippet's choice of lines (``engine.search.snippets``).
 The calibrated keyword side counts a word's occurrences in a chunk (its term
-frequency, :func:`token_counts`) the way FTS5 matches it: case and accents folded,
-nothing else. Pure functions, no I/O.
+frequency) and the chunk's length in terms as bm25 does: FTS5's unicode61 terms
+(``engine.index.unicode61``; the keyword postings hold both per row, and
+:func:`token_counts` gives the same numbers from the text). Pure functions, no I/O.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections import Counter
 from functools import lru_cache
 
 from engine.index.tokens import words_of
+from engine.index.unicode61 import term_counts, word_terms
 
 __all__ = [
     "fold",
@@ -27,7 +29,7 @@ __all__ = [
     "name_words",
     "path_words",
     "token_counts",
-    "token_form",
+    "word_terms",
 ]
 
 #: the workspace's memory folder: every note is under it, so it names nothing
@@ -50,13 +52,6 @@ def fold(word: str) -> str:
     return w
 
 
-@lru_cache(maxsize=65536)
-def token_form(word: str) -> str:
-    """``word`` as FTS5's unicode61 tokenizer stores it: case folded, accents off
-    (no plural folding: the keyword side matches exact words)."""
-    return _strip_accents(word.casefold())
-
-
 def _strip_accents(word: str) -> str:
     if word.isascii():
         return word
@@ -65,34 +60,13 @@ def _strip_accents(word: str) -> str:
     )
 
 
-#: the one letter whose lower case is not a word: ``İ`` (U+0130) lowers to ``i`` and a
-#: combining dot, which would split its word in two. Every other letter, digit and
-#: ``_`` lowers to word characters with the same :func:`token_form`, and nothing else
-#: lowers to a word character (checked over all of Unicode by the tests).
-_SPLITS_WHEN_LOWERED = "\u0130"
-
-
 @lru_cache(maxsize=2048)
 def token_counts(text: str) -> Counter[str]:
-    """How often each word (:func:`token_form`) occurs in ``text``: the term
-    frequencies of the calibrated keyword side, remembered for the chunks of the
-    last searches (a search ranks ~50).
-
-    The words of the lower-cased text are counted in one pass in C; an ASCII word's
-    form is its lower case, so only the other words' counts move to their forms."""
-    if _SPLITS_WHEN_LOWERED in text:
-        counts: Counter[str] = Counter()
-        for word, n in Counter(words_of(text)).items():  # each distinct word once
-            counts[token_form(word)] += n
-        return counts
-    counts = Counter(words_of(text.lower()))
-    if not text.isascii():
-        # all taken out first: a form may be another lowered word that is not its
-        # own form (ϲ's form is ς, whose form is σ), and each counts under its own
-        moved = [(word, counts.pop(word)) for word in [w for w in counts if not w.isascii()]]
-        for word, n in moved:
-            counts[token_form(word)] += n
-    return counts
+    """How often each FTS5 term occurs in ``text`` (``unicode61.term_counts``): the
+    term frequencies and, summed, the length of the calibrated keyword side where
+    the keyword postings cannot give them, and the terms of a chunk's best unit;
+    remembered for the chunks of the last searches (a search ranks ~50)."""
+    return term_counts(text)
 
 
 def folded_words(text: str) -> list[str]:

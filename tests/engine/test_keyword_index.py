@@ -151,9 +151,10 @@ def test_the_id_range_table_lookup_ranks_the_same(indexed, monkeypatch) -> None:
 
 @pytest.mark.slow  # the LoCoMo index
 def test_retrieval_through_the_postings_equals_fts5s(indexed, monkeypatch) -> None:
-    """Keyword hits, text ranks of vector candidates and the idf sum of a hybrid
+    """Keyword hits, text ranks of vector candidates, the idf sum and each candidate's
+    term frequencies and length (the calibrated side's tf and dl) of a hybrid
     retrieval, and an FTS-only retrieval: the same with and without the postings."""
-    checked = 0
+    checked = words = 0
     for engine, conv in indexed:
         store = engine.store
         options = engine.default_options().with_(min_score=0.0)
@@ -167,8 +168,11 @@ def test_retrieval_through_the_postings_equals_fts5s(indexed, monkeypatch) -> No
                 assert new.fts_operator == old.fts_operator
                 assert new.text_ranks == old.text_ranks, q.text
                 assert new.query_idf_sum == old.query_idf_sum
+                assert new.word_counts == old.word_counts, q.text
+                assert new.chunk_lengths == old.chunk_lengths, q.text
                 checked += 1
-    assert checked > 150
+                words += sum(len(c) for c in new.word_counts.values())
+    assert checked > 150 and words > 1000
 
 
 @pytest.mark.slow  # the LoCoMo index
@@ -258,6 +262,38 @@ def _small_memory(tmp_path):
     engine = common.open_engine(ws, tmp_path / "state", None)
     engine.sync(reason="test")
     return ws, engine
+
+
+def test_the_postings_frequencies_are_the_counts_of_the_rows_text(tmp_path) -> None:
+    """bm25's tf and dl from the postings equal ``token_counts`` of each row's text,
+    on text whose terms take every path of the count (ASCII, accents, ``_``, a final
+    sigma FTS5 folds to σ, a lone combining mark, an emoji newer than FTS5's tables)."""
+    from engine.search.words import token_counts, word_terms
+
+    ws = tmp_path / "ws"
+    _write(ws / "MEMORY.md", "# Memory\n\nAtlas atlas ATLAS under_score budget\n")
+    _write(ws / "memory" / "2026-01-01.md", "# Día\n\n- Café with Zoë 🤩 \u0301 ΟΔΟΣ ς\n")
+    _write(ws / "memory" / "2026-01-02.md", "# Day\n\n- the atlas café budget, σ\n")
+    engine = common.open_engine(ws, tmp_path / "state", None)
+    engine.sync(reason="test")
+    store = engine.store
+    ids = [int(r[0]) for r in store.db.execute("select id from chunks")]
+    rows = store.chunk_rows(ids)
+    words = ["atlas", "Café", "σ", "budget", "zoe", "missing"]
+    got = store.term_frequencies(words, ids)
+    assert got is not None and len(rows) == 3
+    for cid, row in rows.items():
+        counts = token_counts(row.text)
+        assert got.lengths[cid] == sum(counts.values()), row.text
+        want = {w: counts[word_terms(w)[0]] for w in words if counts[word_terms(w)[0]]}
+        assert got.counts.get(cid, {}) == want, row.text
+    memory = next(cid for cid, r in rows.items() if r.path == "MEMORY.md")
+    day1 = next(cid for cid, r in rows.items() if r.path.endswith("01.md"))
+    assert got.counts[memory] == {"atlas": 3, "budget": 1}
+    assert got.counts[day1] == {"Café": 1, "zoe": 1, "σ": 1}  # ς is σ (ΟΔΟΣ is "οδοσ")
+    # a word FTS5 cuts in two has no single posting: the caller counts the text
+    assert store.term_frequencies(["under_score"], ids) is None
+    engine.close()
 
 
 def test_an_index_without_postings_uses_fts5_until_its_next_sync(tmp_path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine.index.tokens import WORD_RE
+from engine.index.unicode61 import doc_terms
 from engine.search.snippets import focused_snippet
 from engine.search.words import (
     fold,
@@ -13,7 +13,7 @@ from engine.search.words import (
     name_words,
     path_words,
     token_counts,
-    token_form,
+    word_terms,
 )
 
 
@@ -27,10 +27,9 @@ def test_fold_matches_case_accents_and_one_plural_ending() -> None:
     assert fold("bus") == "bus" and fold("v3") == "v3"
 
 
-def test_term_counts_are_fts5s_forms_of_every_word() -> None:
-    """An ASCII text is counted in one lower-cased pass; each word's form is the
-    same as :func:`token_form` gives it word by word (and non-ASCII text is counted
-    word by word)."""
+def test_term_counts_are_fts5s_terms() -> None:
+    """The calibrated side's tf and length are bm25's: FTS5's unicode61 terms (checked
+    against SQLite itself in tests/engine/test_unicode61.py), not the query's words."""
     texts = [
         "- [D1:4] Andrew: Thanks! That SOUNDS cute. Can I see a picture? picture_2 x2",
         "Atlas ATLAS atlas's rollout; 2026-03-01 under_score  ",
@@ -38,45 +37,13 @@ def test_term_counts_are_fts5s_forms_of_every_word() -> None:
         "",
     ]
     for text in texts:
-        want = Counter(token_form(w) for w in WORD_RE.findall(text))
-        assert token_counts(text) == want, text
-    assert token_counts(texts[1])["atlas"] == 3
+        assert token_counts(text) == Counter(doc_terms(text)), text
+    assert token_counts(texts[0])["picture"] == 2 and token_counts(texts[0])["2"] == 1
+    assert token_counts(texts[1])["atlas"] == 3 and token_counts(texts[1])["s"] == 1
+    assert token_counts(texts[1])["under"] == 1 and "under_score" not in token_counts(texts[1])
     assert token_counts(texts[2])["cafe"] == 1 and token_counts(texts[2])["sofia"] == 2
-
-
-def test_lowering_a_text_first_counts_the_same_words() -> None:
-    """What the one-pass count relies on, over all of Unicode: a word character lowers
-    to word characters of the same form (but ``İ``), and nothing else lowers to a
-    word character."""
-    splits, forms, joins = [], [], []
-    for cp in range(0x110000):
-        if 0xD800 <= cp <= 0xDFFF:
-            continue
-        ch = chr(cp)
-        low = ch.lower()
-        if WORD_RE.fullmatch(ch):
-            if not WORD_RE.fullmatch(low):
-                splits.append(ch)
-            elif token_form(low) != token_form(ch):
-                forms.append(ch)
-        elif WORD_RE.search(low):
-            joins.append(ch)
-    assert splits == ["\u0130"] and forms == [] and joins == []
-
-
-def test_term_counts_of_random_mixed_text_equal_the_word_by_word_count() -> None:
-    import random
-
-    rng = random.Random(11)
-    # ASCII, accents, a final sigma, Turkish dotted capital I, ligatures, symbols
-    # whose forms are not their own forms (ϒ, ᴬ; the lunate sigma ϲ's is ς, itself a
-    # lowered word whose form is σ), CJK, a combining mark, digits
-    alphabet = list("aZ_ 9.-\n") + list("éÉßẞΣσςϲİıﬁϒϓᴬ東京½\u0301 ")
-    for _ in range(3000):
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
-        token_counts.cache_clear()
-        want = Counter(token_form(w) for w in WORD_RE.findall(text))
-        assert token_counts(text) == want, repr(text)
+    assert sum(token_counts(texts[1]).values()) == 10  # the length bm25 divides by
+    assert word_terms("under_score") == ("under", "score") and word_terms("Café") == ("cafe",)
 
 
 def test_a_chunk_is_named_by_its_path_and_title_and_its_sections_name_parts() -> None:
