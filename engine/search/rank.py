@@ -16,6 +16,7 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -565,23 +566,26 @@ def _words_text(c: Candidate) -> None:
     )
     c.unit_terms, c.text_unit = (), None
     # a word the chunk lacks is not in its unit: a chunk that holds none is not read
-    if c.best_line is not None and any(w.tf is not None for w in c.text_words):
-        lines = c.text.split("\n")
+    held_words = tuple(w.term for w in c.text_words if w.tf is not None)
+    if c.best_line is not None and held_words:
         first = c.best_line - c.start_line
         last = (c.best_line_end or c.best_line) - c.start_line
-        counts = token_counts("\n".join(lines[max(0, first) : last + 1]))
-        c.unit_terms = tuple(
-            w.term
-            for w in c.text_words
-            if w.tf is not None
-            and (parts := word_terms(w.term))
-            and all(counts[p] > 0 for p in parts)
-        )
+        c.unit_terms = _unit_terms(c.text, first, last, held_words)
         if c.unit_terms:
             held = [w.weight for w in c.text_words if w.term in c.unit_terms]
             missing = [w.weight for w in c.text_words if w.term not in c.unit_terms]
             c.text_unit = q(scoring.unit_words_text(held, missing, c.text_weight_sum))
     c.text_component = max(c.text_chunk, c.text_unit or 0.0)
+
+
+@lru_cache(maxsize=4096)
+def _unit_terms(text: str, first: int, last: int, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``words`` found in lines ``first``..``last`` (0-based) of ``text``: the best
+    unit's, remembered (the feedback stage and the search box's next key ask again)."""
+    counts = token_counts("\n".join(text.split("\n")[max(0, first) : last + 1]))
+    return tuple(
+        w for w in words if (parts := word_terms(w)) and all(counts[p] > 0 for p in parts)
+    )
 
 
 def _rounded_rank(rank: float) -> float:

@@ -100,9 +100,11 @@ def heading_words(text: str, start_line: int = 0) -> tuple[frozenset[str], froze
     so only the chunk that starts the file (``start_line`` 1) has one."""
     title: set[str] = set()
     sections: set[str] = set()
+    if "#" not in text:
+        return frozenset(), frozenset()
     lines = text.split("\n")
     for i, line in enumerate(lines):
-        heading = _heading(line)
+        heading = _heading(line) if "#" in line else None
         if heading is None:
             continue
         first = start_line == 1 and not any(x.strip() for x in lines[:i])
