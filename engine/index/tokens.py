@@ -47,10 +47,17 @@ def words_of(text: str) -> list[str]:
     return _ASCII_WORD_RE.findall(text) if text.isascii() else WORD_RE.findall(text)
 
 
+#: the standard library's word characters: a subset of ``WORD_RE``'s class (they differ
+#: only on code points Python's Unicode tables do not assign yet), so a match here is a
+#: word for ``WORD_RE`` too, found ~3× faster on mixed text
+_STD_WORD_CHAR = re.compile(r"\w")
+
+
 def has_word(text: str) -> bool:
     """Whether ``text`` holds a word (``WORD_RE``), by the faster engine where it can."""
-    found = _ASCII_WORD_RE.search(text) if text.isascii() else WORD_RE.search(text)
-    return found is not None
+    if text.isascii():
+        return _ASCII_WORD_RE.search(text) is not None
+    return _STD_WORD_CHAR.search(text) is not None or WORD_RE.search(text) is not None
 
 
 # For similarity, combining marks stay inside the word (as in OpenClaw's MMR

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -188,6 +189,17 @@ def test_the_fast_word_finders_find_what_word_re_finds() -> None:
     for cp in range(128):
         ch = chr(cp)
         assert has_word(ch) == (WORD_RE.fullmatch(ch) is not None), repr(ch)
+    # mixed text first asks the standard library's \w, which must never match a
+    # character WORD_RE does not (checked over all of Unicode)
+    std = re.compile(r"\w")
+    loose = [
+        hex(cp)
+        for cp in range(0x110000)
+        if std.fullmatch(chr(cp)) is not None and WORD_RE.fullmatch(chr(cp)) is None
+    ]
+    assert loose == []
+    assert has_word("— ✓ —") is False and has_word("— ok —") is True
+    assert has_word("\U000105c0") is True  # a letter newer than Python's tables
     rng = random.Random(5)
     alphabet = list("aZ09_ -.,:;'\"#\t") + list("éß東ϲİ\u0301½")
     for _ in range(3000):
