@@ -465,20 +465,27 @@ class KeywordIndex:
         cands = np.unique(np.asarray(ids, dtype=np.int64))
         if not len(cands):
             return RowTerms({}, {})
-        lengths = self.lengths(state)
-        if int(cands[-1]) >= len(lengths):
-            return None
-        dls = lengths[cands]
-        if (dls < 0).any():
+        dls = self._row_lengths(cands, state)
+        if dls is None:
             return None
         snap = self._snap(state)
+        size = len(self.lengths(state))
         counts: dict[int, dict[str, int]] = {}
         for word, term in zip(words, phrases, strict=True):
-            tf = self._tf_of(self._posting(term, snap), cands, snap, len(lengths))
+            tf = self._tf_of(self._posting(term, snap), cands, snap, size)
             held = tf > 0
             for cid, n in zip(cands[held].tolist(), tf[held].tolist(), strict=True):
                 counts.setdefault(cid, {})[word] = n
         return RowTerms(counts, dict(zip(cands.tolist(), dls.tolist(), strict=True)))
+
+    def _row_lengths(self, cands: np.ndarray, state: object) -> np.ndarray | None:
+        """The lengths in terms of (sorted, non-empty) ``cands``; None if a row has none
+        recorded."""
+        lengths = self.lengths(state)
+        if int(cands[-1]) >= len(lengths):
+            return None
+        dls = lengths[cands]
+        return None if (dls < 0).any() else dls
 
     def _tf_of(
         self, posting: _Posting, cands: np.ndarray, snap: _Snapshot, size: int
@@ -506,16 +513,11 @@ class KeywordIndex:
         known: dict[str, np.ndarray],
     ) -> np.ndarray | None:
         """bm25 of ``cands``; ``known`` holds frequencies the caller already has."""
-        lengths = self.lengths(state)
-        if int(cands[-1]) >= len(lengths):
+        dls = self._row_lengths(cands, state)
+        if dls is None:
             return None
-        dls = lengths[cands]
-        if (dls < 0).any():
-            return None
-        tfs = {
-            t: known[t] if t in known else self._tf_of(post[t], cands, snap, len(lengths))
-            for t in post
-        }
+        size = len(self.lengths(state))
+        tfs = {t: known[t] if t in known else self._tf_of(post[t], cands, snap, size) for t in post}
         idfs = {t: idf(n_rows, len(post[t].docs)) for t in post}
         return bm25_scores(phrases, tfs, dls, idfs, avgdl)
 
