@@ -332,6 +332,7 @@ class Engine(IndexRepair):
                 if (self.read_only or not load) and unknown:  # the size would cost a load
                     fp = index_fingerprint(self.ms, None)
                     fp.update(self.provider.fingerprint(), dims=None)  # type: ignore[union-attr]
+                    fp.update(self.backend.fingerprint_keys)
                     self._fingerprint = None  # not cached: a later call may learn the size
                     return fp
                 self._fingerprint = index_fingerprint(self.ms, self.provider)
@@ -340,6 +341,7 @@ class Engine(IndexRepair):
                 self.provider_error = str(exc)
                 self.provider = None
                 self._fingerprint = index_fingerprint(self.ms, None)
+            self._fingerprint.update(self.backend.fingerprint_keys)
         return self._fingerprint
 
     def _adopt_index_dims(self) -> None:

@@ -45,6 +45,10 @@ class StoreBackend(Protocol):
     #: True when the store is a local file this process checks, repairs, cleans of
     #: debris and swaps; False for a shared server that keeps its own pages
     local_file: bool
+    #: what this store adds to the index fingerprint (``index_fingerprint``): a store
+    #: that cuts its keyword terms itself names how, so a change of those rules
+    #: rebuilds its index
+    fingerprint_keys: Mapping[str, object]
 
     def open(self, *, snapshot: bool = False) -> IndexStore:
         """The live store (``snapshot``: read-only, writing nothing); raises
@@ -86,6 +90,7 @@ class SqliteBackend:
 
     kind: Literal["sqlite", "postgres"] = "sqlite"
     local_file = True
+    fingerprint_keys: Mapping[str, object] = {}  # SQLite's FTS5 cuts the terms
 
     def __init__(self, path: Path, new_store: Callable[[Path, bool], Store]):
         self.path = path

@@ -31,6 +31,7 @@ from engine.config.paths import env_value
 from engine.config.reader import ConfigError
 from engine.index.index_store import IndexStore
 from engine.index.lock import LockGrant
+from engine.index.unicode61 import TERMS_VERSION
 
 if TYPE_CHECKING:
     from engine.index.pg_store import PgStore
@@ -93,6 +94,8 @@ class PgBackend:
 
     kind: Literal["sqlite", "postgres"] = "postgres"
     local_file = False
+    #: the terms are cut in Python (``engine.index.unicode61``)
+    fingerprint_keys: Mapping[str, object] = {"terms": TERMS_VERSION}
 
     def __init__(self, selection: PgSelection, agent_id: str):
         self.selection = selection

@@ -31,7 +31,12 @@ from functools import lru_cache
 
 import regex
 
-from engine.index.fts5_tokenchars import EXTRA, FOLDS, MISSING
+from engine.index.fts5_tokenchars import EXTRA, FOLDS, MISSING, SQLITE_VERSION
+
+#: the rules' version, in the PostgreSQL store's index fingerprint: its rows hold
+#: terms cut by them, so new rules rebuild it. 2: every character folded as FTS5
+#: folds it (``FOLDS``); with the SQLite the tables were generated from
+TERMS_VERSION = f"2/sqlite {SQLITE_VERSION}"
 
 
 def _char_class(spans: tuple[tuple[int, int], ...]) -> str:

@@ -240,3 +240,35 @@ def test_status_and_errors_never_show_the_password(tmp_path: Path, pg_server) ->
     with pytest.raises(IndexUnavailable) as err:
         engine_for(ws, pg_env(tmp_path / "s2", bad), None)
     assert secret not in str(err.value) and "***" in str(err.value)
+
+
+def test_terms_cut_by_older_rules_rebuild_the_postgres_index_once(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """The PostgreSQL store cuts its keyword terms in Python, so the rules' version is
+    part of its index fingerprint: an index written under other rules is rebuilt at the
+    next sync. SQLite's FTS5 cuts its own terms: its fingerprint has no such key, so an
+    SQLite index never rebuilds for it."""
+    from engine.index.unicode61 import TERMS_VERSION
+
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "Ο λόγος: Σωκράτης and the café.\n")
+    pg = engine_for(ws, pg_env(tmp_path / "s", pg_dsn), ConceptEmbedder())
+    lite = engine_for(ws, {"OPENCLAW_STATE_DIR": str(tmp_path / "l")}, ConceptEmbedder())
+    try:
+        assert "terms" not in lite.fingerprint()
+        pg.sync()
+        stored = pg.store.fingerprint()
+        assert stored is not None and stored["terms"] == TERMS_VERSION
+        assert pg.status().needs_full_reindex is False
+        older = {k: v for k, v in stored.items() if k != "terms"}  # written before the key
+        pg.store.set_fingerprint(older)
+        assert pg.status().needs_full_reindex is True
+        pg.sync()
+        assert pg.store.fingerprint() == stored and pg.status().needs_full_reindex is False
+        fts = pg.default_options().with_(mode="fts", min_score=0.0)
+        hits = pg.search("Σωκράτης", fts, today=FIXED_TODAY).results  # ς is σ on both sides
+        assert [r.path for r in hits] == ["MEMORY.md"]
+    finally:
+        pg.close()
+        lite.close()
