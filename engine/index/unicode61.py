@@ -157,6 +157,15 @@ def term_counts(text: str) -> Counter[str]:
     return counts
 
 
+def term_set(text: str) -> frozenset[str]:
+    """The terms ``text`` holds (``set(term_counts(text))``, without counting them)."""
+    if text.isascii():
+        return frozenset(_ASCII_RUN.findall(text.lower()))
+    if any(_disputed(ch) for ch in set(text) if not ch.isascii()):
+        return frozenset(doc_terms(text))
+    return frozenset(t for run in set(_STD_RUN.findall(text)) if (t := term_form(run)))
+
+
 def _quote(term: str) -> str:
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from engine.config.settings import Fusion
 from engine.index.tokens import similarity_tokens
+from engine.index.unicode61 import term_set
 from engine.search import explain, scoring
 from engine.search.model import (
     Candidate,
@@ -32,7 +33,7 @@ from engine.search.model import (
     SearchOutcome,
 )
 from engine.search.query import parse_query
-from engine.search.words import fold, name_words, token_counts, word_terms
+from engine.search.words import fold, name_words, word_terms
 
 __all__ = [
     "RankCut",
@@ -582,10 +583,8 @@ def _words_text(c: Candidate) -> None:
 def _unit_terms(text: str, first: int, last: int, words: tuple[str, ...]) -> tuple[str, ...]:
     """The ``words`` found in lines ``first``..``last`` (0-based) of ``text``: the best
     unit's, remembered (the feedback stage and the search box's next key ask again)."""
-    counts = token_counts("\n".join(text.split("\n")[max(0, first) : last + 1]))
-    return tuple(
-        w for w in words if (parts := word_terms(w)) and all(counts[p] > 0 for p in parts)
-    )
+    held = term_set("\n".join(text.split("\n")[max(0, first) : last + 1]))
+    return tuple(w for w in words if (parts := word_terms(w)) and held.issuperset(parts))
 
 
 def _rounded_rank(rank: float) -> float:

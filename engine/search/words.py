@@ -64,8 +64,8 @@ def _strip_accents(word: str) -> str:
 def token_counts(text: str) -> Counter[str]:
     """How often each FTS5 term occurs in ``text`` (``unicode61.term_counts``): the
     term frequencies and, summed, the length of the calibrated keyword side where
-    the keyword postings cannot give them, and the terms of a chunk's best unit;
-    remembered for the chunks of the last searches (a search ranks ~50)."""
+    the keyword postings cannot give them; remembered for the chunks of the last
+    searches (a search ranks ~50)."""
     return term_counts(text)
 
 
@@ -74,6 +74,7 @@ def folded_words(text: str) -> list[str]:
     return [fold(w) for w in words_of(text)]
 
 
+@lru_cache(maxsize=4096)
 def path_words(path: str) -> frozenset[str]:
     """The folded words of a file's path: its folders under ``memory/`` and its name,
     without the extension (``memory/projects/atlas.md`` → ``project``, ``atla``)."""

@@ -13,7 +13,7 @@ import apsw
 import pytest
 
 from engine.index.fts5_tokenchars import EXTRA, MISSING, SQLITE_VERSION
-from engine.index.unicode61 import doc_terms, query_terms, term_counts
+from engine.index.unicode61 import doc_terms, query_terms, term_counts, term_set
 
 TEXTS = [
     "Dave 🤩 loved the car show; 🤘 rock on",
@@ -60,6 +60,7 @@ def test_term_counts_equal_fts5s_on_every_path() -> None:
         want.setdefault(int(doc), Counter())[str(term)] += 1
     for i, text in enumerate(texts, start=1):
         assert term_counts(text) == want.get(i, Counter()), repr(text)
+        assert term_set(text) == set(want.get(i, ())), repr(text)
 
 
 def test_the_generated_table_matches_this_sqlite() -> None:
