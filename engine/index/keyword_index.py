@@ -245,15 +245,25 @@ class KeywordIndex:
         self._cached = 0
         self._lengths: tuple[object, np.ndarray] | None = None
         self._snapshot: _Snapshot | None = None
+        self._in_step: tuple[object, bool] | None = None
 
     # -- state -------------------------------------------------------------------------
-    def ready(self) -> bool:
-        return in_step(self.db)
+    def ready(self, state: object = None) -> bool:
+        """Whether the postings are in step (``in_step``); with the store's ``state``
+        (which changes at every write), answered once per state: a search asks at
+        each use of the postings, and every statement on the search's thread is a
+        chance to wait for the GIL behind the query's embedding."""
+        if state is not None and self._in_step is not None and self._in_step[0] == state:
+            return self._in_step[1]
+        got = in_step(self.db)
+        self._in_step = None if state is None else (state, got)
+        return got
 
     def _generation(self) -> str:
         return str(self.db.scalar("select value from meta where key = 'keyword_generation'") or "")
 
     def _set_meta(self, key: str, value: str) -> None:
+        self._in_step = None  # this connection's own write does not change the state
         self.db.execute(
             "insert into meta(key, value) values (?, ?) on conflict(key)"
             " do update set value = excluded.value",
@@ -376,9 +386,9 @@ class KeywordIndex:
         self._lengths = (state, out)
         return out
 
-    def rows_with(self, term: str) -> int:
+    def rows_with(self, term: str, state: object) -> int:
         """How many rows hold ``term`` (bm25's n)."""
-        return len(self.postings(term, self._generation())[0])
+        return len(self._posting(term, self._snap(state)).docs)
 
     # -- ranking -------------------------------------------------------------------------
     def top_k(self, words: Sequence[str], k: int, *, require_all: bool, state: object) -> TopK:

@@ -490,18 +490,22 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
             self._kw = KeywordIndex(self.db, tokenize)
         return self._kw
 
-    def _ready_keyword_index(self) -> KeywordIndex | None:
+    def _ready_keyword_index(self) -> tuple[KeywordIndex, tuple[int, int]] | None:
+        """The postings, when in step, and the state they are read at."""
         kw = self.keyword_index()
-        return kw if kw is not None and kw.ready() else None
+        if kw is None:
+            return None
+        state = self._state_key()
+        return (kw, state) if kw.ready(state) else None
 
     def _term_rows(self, tokens: tuple[str, ...], word: str) -> int:
         """Rows holding the phrase ``tokens`` (bm25's n), the tokens of ``word``: from
         the postings for one token when they are in step, else FTS5's count of the
         quoted word (tokenized by FTS5 as the search's MATCH is: a stemmer's output
         need not stem to itself again)."""
-        kw = self._ready_keyword_index() if len(tokens) == 1 else None
-        if kw is not None:
-            return kw.rows_with(tokens[0])
+        ready = self._ready_keyword_index() if len(tokens) == 1 else None
+        if ready is not None:
+            return ready[0].rows_with(tokens[0], ready[1])
         match = '"' + word.replace('"', '""') + '"'
         return int(
             self.db.scalar("select count(*) from chunks_fts where chunks_fts match ?", (match,))
@@ -561,10 +565,11 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         (id, rank) list without FTS5 ranking every match. None when this path
         cannot answer (postings not in step, other sources, a word FTS5 splits):
         use ``fts_search``."""
-        kw = self._ready_keyword_index()
-        if kw is None or not self._only_memory(sources):
+        ready = self._ready_keyword_index()
+        if ready is None or not self._only_memory(sources):
             return None
-        return kw.top_k(words, limit, require_all=require_all, state=self._state_key()).hits
+        kw, state = ready
+        return kw.top_k(words, limit, require_all=require_all, state=state).hits
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
@@ -664,8 +669,8 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
 
     def term_frequencies(self, words: Sequence[str], ids: Sequence[int]) -> RowTerms | None:
         """From the keyword postings when they are in step (``KeywordIndex.frequencies``)."""
-        kw = self._ready_keyword_index()
-        return None if kw is None else kw.frequencies(words, ids, state=self._state_key())
+        ready = self._ready_keyword_index()
+        return None if ready is None else ready[0].frequencies(words, ids, state=ready[1])
 
     def fts_ranks_of(
         self, words: Sequence[str], ids: Sequence[int], *, require_all: bool
@@ -679,9 +684,9 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
         """
         if not self.can_rank_rows():
             return None
-        kw = self._ready_keyword_index()
-        if kw is not None:
-            got = kw.ranks_of(words, ids, require_all=require_all, state=self._state_key())
+        ready = self._ready_keyword_index()
+        if ready is not None:
+            got = ready[0].ranks_of(words, ids, require_all=require_all, state=ready[1])
             if got is not None:
                 return got
         key = self._state_key()

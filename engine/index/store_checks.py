@@ -31,7 +31,7 @@ class IndexChecks:
         @property
         def dims(self) -> int | None: ...
 
-        def _ready_keyword_index(self) -> KeywordIndex | None: ...
+        def _ready_keyword_index(self) -> tuple[KeywordIndex, tuple[int, int]] | None: ...
 
     def quick_check(self) -> str:
         """``pragma quick_check``: "ok", or what is damaged (the first five findings).
@@ -95,8 +95,9 @@ class IndexChecks:
             totals = keyword_index.totals(self.db)
             if totals is not None and totals[0] != chunks:
                 found.append(f"the FTS5 index holds {totals[0]} rows for {chunks} chunks")
-        kw = self._ready_keyword_index()
-        if kw is not None and chunks:
+        ready = self._ready_keyword_index()
+        if ready is not None and chunks:
+            kw = ready[0]
             lengths = int((kw.lengths(("check", chunks)) >= 0).sum())
             if lengths != chunks:
                 found.append(f"the keyword index has lengths for {lengths} of {chunks} chunks")
@@ -157,7 +158,7 @@ class IndexChecks:
         for kind, n in bad.items():
             if n:
                 found.append(f"{n} {kind} vectors are not finite or are all zero")
-        kw = self._ready_keyword_index()
-        if kw is not None:
-            found += kw.check()
+        ready = self._ready_keyword_index()
+        if ready is not None:
+            found += ready[0].check()
         return found

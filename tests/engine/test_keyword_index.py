@@ -162,7 +162,7 @@ def test_retrieval_through_the_postings_equals_fts5s(indexed, monkeypatch) -> No
             for opts in (options, options.with_(mode="fts")):
                 new = retrieve(store, engine.provider, q.text, opts)
                 with monkeypatch.context() as m:
-                    m.setattr(KeywordIndex, "ready", lambda self: False)
+                    m.setattr(KeywordIndex, "ready", lambda self, state=None: False)
                     old = retrieve(store, engine.provider, q.text, opts)
                 assert new.fts_hits == old.fts_hits, q.text
                 assert new.fts_operator == old.fts_operator
@@ -293,6 +293,30 @@ def test_the_postings_frequencies_are_the_counts_of_the_rows_text(tmp_path) -> N
     assert got.counts[day1] == {"Café": 1, "zoe": 1, "σ": 1}  # ς is σ (ΟΔΟΣ is "οδοσ")
     # a word FTS5 cuts in two has no single posting: the caller counts the text
     assert store.term_frequencies(["under_score"], ids) is None
+    engine.close()
+
+
+def test_the_postings_readiness_follows_every_write(tmp_path) -> None:
+    """A store answers "are the postings in step" once per state of the file: another
+    connection's write (a sync marking them stale) and this connection's own are both
+    seen by the next search."""
+    from engine.index.store import Store
+
+    _ws, engine = _small_memory(tmp_path)
+    store = engine.store
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is not None
+    other = Store(store.db.path)
+    other.defer_keyword_index()  # another process starts a large sync
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is None  # FTS5 answers
+    other.maintain_keyword_index()  # ... and rebuilds the postings at its end
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is not None
+    kw = store.keyword_index()
+    assert kw is not None
+    kw.mark_stale()  # this connection's own write (its data_version does not move)
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is None
+    store.maintain_keyword_index()
+    assert store.keyword_search(["atlas"], 5, ["memory"]) is not None
+    other.close()
     engine.close()
 
 
