@@ -61,6 +61,11 @@ def fts5_folds(codepoints: list[int]) -> dict[int, str]:
     return out
 
 
+def _literal(text: str) -> str:
+    """``text`` as an ASCII, double-quoted Python literal (as the formatter writes it)."""
+    return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+
+
 def ranges(values: set[int]) -> list[tuple[int, int]]:
     out: list[list[int]] = []
     for v in sorted(values):
@@ -101,7 +106,7 @@ def main() -> None:
         "#: token characters FTS5 folds otherwise than to their lower case without",
         "#: diacritics: code point → what it becomes inside a term",
         "FOLDS: dict[int, str] = {",
-        *(f"    0x{c:X}: {f!a}," for c, f in folds.items()),
+        *(f"    0x{c:X}: {_literal(f)}," for c, f in folds.items()),
         "}",
     ]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
