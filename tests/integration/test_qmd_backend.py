@@ -280,7 +280,12 @@ def test_changes_are_indexed_after_the_debounce_and_on_the_interval(fresh: World
     (fresh.ws / "memory" / "sea.md").write_text("# Sea\n\nA narwhal was spotted.\n", "utf-8")
     engine.mark_dirty()  # what the sync service's watcher does on a file event
     assert _eventually(lambda: memory_search(engine, "narwhal")["results"])
-    assert engine.qmd.last_update is not None and engine.qmd.last_update.ok  # type: ignore[union-attr]
+    # qmd's index answers as soon as ``qmd update`` has written it, a moment before the
+    # maintenance thread records the step: wait for the record, then read it
+    qmd = engine.qmd
+    assert qmd is not None
+    assert _eventually(lambda: qmd.last_update is not None, timeout=5.0)
+    assert qmd.last_update is not None and qmd.last_update.ok, qmd.last_update
     # nothing tells the backend about this one: the 2 s interval update finds it
     (fresh.ws / "MEMORY.md").write_text(FILES["MEMORY.md"] + "The walrus is grumpy.\n", "utf-8")
     assert _eventually(lambda: memory_search(engine, "walrus grumpy")["results"])
