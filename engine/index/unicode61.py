@@ -143,27 +143,42 @@ def _is_token_char(ch: str) -> bool:
     return _BASE_CHAR.fullmatch(ch) is not None or listed(EXTRA, _EXTRA_STARTS)
 
 
+def _runs(text: str) -> list[str] | None:
+    """The runs of token characters of ``text`` found the fast way, each still to fold
+    (:func:`term_form`; on ASCII text already lower case, so their own terms); None
+    when a character of it is disputed (:func:`_disputed`): only the exact class cuts
+    that text as FTS5 does."""
+    if text.isascii():
+        return _ASCII_RUN.findall(text.lower())
+    if any(_disputed(ch) for ch in set(text) if not ch.isascii()):
+        return None
+    return _STD_RUN.findall(text)
+
+
 def term_counts(text: str) -> Counter[str]:
     """How often each term occurs in ``text``: ``Counter(doc_terms(text))``, which
     is bm25's tf per term and, summed, its dl, computed the fast way the text allows."""
-    if text.isascii():
-        return Counter(_ASCII_RUN.findall(text.lower()))
-    if any(_disputed(ch) for ch in set(text) if not ch.isascii()):
+    runs = _runs(text)
+    if runs is None:
         return Counter(doc_terms(text))
-    counts: Counter[str] = Counter()
-    for run, n in Counter(_STD_RUN.findall(text)).items():
+    counts = Counter(runs)
+    if text.isascii():
+        return counts
+    folded: Counter[str] = Counter()
+    for run, n in counts.items():  # each distinct run folded once
         if term := term_form(run):
-            counts[term] += n
-    return counts
+            folded[term] += n
+    return folded
 
 
 def term_set(text: str) -> frozenset[str]:
     """The terms ``text`` holds (``set(term_counts(text))``, without counting them)."""
-    if text.isascii():
-        return frozenset(_ASCII_RUN.findall(text.lower()))
-    if any(_disputed(ch) for ch in set(text) if not ch.isascii()):
+    runs = _runs(text)
+    if runs is None:
         return frozenset(doc_terms(text))
-    return frozenset(t for run in set(_STD_RUN.findall(text)) if (t := term_form(run)))
+    if text.isascii():
+        return frozenset(runs)
+    return frozenset(t for run in set(runs) if (t := term_form(run)))
 
 
 def _quote(term: str) -> str:
