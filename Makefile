@@ -5,7 +5,7 @@ BIN ?= .venv/bin
 
 .PHONY: check test test-fast test-rest test-serial lint imports typecheck snapshots
 .PHONY: bench bench-quality bench-locomo bench-cranfield bench-offtopic bench-calibrate
-.PHONY: bench-cost bench-attention bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
+.PHONY: bench-cost bench-unit-codecs bench-attention bench-scale bench-scale-quick bench-sync bench-tui bench-mcp bench-mcp-http
 
 check:
 	bash scripts/test.sh
@@ -70,6 +70,11 @@ bench-calibrate:
 # vectors, CLI wall times and import set (LoCoMo conv-5; a few minutes)
 bench-cost:
 	$(PY) -m tests.bench.cost
+
+# unit vectors in 4 bits instead of 8: conv-5's index bytes and the LoCoMo ranking
+# (after `make bench-quality`, whose cache it reads; about a minute)
+bench-unit-codecs:
+	$(PY) -m tests.bench.unit_codecs
 
 # the local model's cold index with llama.cpp's fused attention and without
 bench-attention:
