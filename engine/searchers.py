@@ -194,6 +194,7 @@ def search_answer(
             if c.rescued
             else None,
             cite_lines=(part.first_line, part.last_line),
+            focus=None if part.anchor is None else part.anchor - part.first_line,
         )
         for c, part in zip(outcome.results, shown, strict=True)
     )

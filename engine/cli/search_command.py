@@ -129,8 +129,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.explain and r.breakdown is not None:
             for line in _explain_lines(r.breakdown):
                 print(f"   {line}")
-        body = r.excerpt.strip().replace("\n", "\n   ")
-        print("   " + body[:300] + ("…" if len(body) > 300 else ""))
+        print("   " + _preview(r.excerpt, r.focus).replace("\n", "\n   "))
     if args.explain and result.explain is not None:
         dropped: list[dict[str, Any]] = result.explain["dropped"]  # type: ignore[assignment]
         print(f"\n{len(dropped)} dropped candidates")
@@ -138,6 +137,22 @@ def cmd_search(args: argparse.Namespace) -> int:
             where = f"{d['path']}:{d['start_line']}-{d['end_line']}"
             print(f"   {where}  {d['score']:.4f}  {d['dropped']}")
     return EXIT_OK
+
+
+#: characters of a result's snippet the text output shows
+PREVIEW_CHARS = 300
+
+
+def _preview(excerpt: str, focus: int | None) -> str:
+    """Up to ``PREVIEW_CHARS`` of a snippet: from the line before the one the ranking
+    took (``SearchHit.focus``) when the snippet's start would leave that line out."""
+    lines = excerpt.split("\n")
+    start = 0
+    if focus is not None and len("\n".join(lines[: focus + 1]).strip()) > PREVIEW_CHARS:
+        start = max(0, focus - 1)
+    body = "\n".join(lines[start:]).strip()
+    cut = body[:PREVIEW_CHARS] + ("…" if len(body) > PREVIEW_CHARS else "")
+    return ("…\n" if start else "") + cut
 
 
 def _fmt(x: float | None) -> str:
@@ -167,6 +182,8 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
 
     unit = best_unit(b.get("best_line"), b.get("best_line_end"))
     vec_from = [f"best {unit} {num(b.get('line_cosine'))}"] if unit is not None else []
+    if unit is not None and b.get("time_bonus"):  # a query that asks when (engine.search.intent)
+        vec_from[0] += f" + {b['time_bonus']:g} for “{b.get('time_words')}”"
     vec_from.append(f"chunk cosine {num(b['vector_score'])}")
     moved = b.get("feedback_from")
     if moved:  # the calibrated fusion's feedback (engine.search.rank.feed_back)

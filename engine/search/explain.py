@@ -400,19 +400,25 @@ def feedback_line(c: Candidate) -> Line | None:
     )
 
 
+def unit_cosine(c: Candidate) -> str:
+    """The best unit's cosine as the vector side takes it: ``cos(q, u)``, plus τ when
+    the query asks when and the unit names a time (``engine.search.intent``)."""
+    cos = fmt(c.line_cosine or 0.0)
+    return f"{cos} + {_exact(c.time_bonus)}" if c.time_bonus else cos
+
+
 def moved_terms(c: Candidate) -> list[str]:
-    """``cos(q, x) + β×cos(f, x)`` for the best unit and for the chunk (the
-    calibrated fusion's feedback; each is divided by ``‖q + β·f‖``)."""
+    """``cos(q, x) + β×cos(f, x)`` for the best unit (with τ, :func:`unit_cosine`) and
+    for the chunk (the calibrated fusion's feedback; each is divided by ``‖q + β·f‖``)."""
     if c.feedback_norm is None or c.feedback_weight is None:
         return []
     beta = _exact(c.feedback_weight)
-    pairs = (
-        (c.line_cosine, c.feedback_line_cosine),
-        (c.vector_score, c.feedback_chunk_cosine),
-    )
-    return [
-        f"{fmt(qx)} + {beta}×{fmt(fx)}" for qx, fx in pairs if qx is not None and fx is not None
-    ]
+    terms = []
+    if c.line_cosine is not None and c.feedback_line_cosine is not None:
+        terms.append(f"{unit_cosine(c)} + {beta}×{fmt(c.feedback_line_cosine)}")
+    if c.vector_score is not None and c.feedback_chunk_cosine is not None:
+        terms.append(f"{fmt(c.vector_score)} + {beta}×{fmt(c.feedback_chunk_cosine)}")
+    return terms
 
 
 def moved_line(c: Candidate) -> Line | None:

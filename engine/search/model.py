@@ -68,6 +68,9 @@ class SearchOptions:
     feedback_weight: float = scoring.FEEDBACK_WEIGHT
     #: the calibrated fusion's name weight g (``scoring.name_bonus``); 0 turns it off
     name_weight: float = scoring.NAME_WEIGHT
+    #: the calibrated fusion's time weight τ (``engine.search.intent``) for a query
+    #: that asks when; 0 turns it off
+    time_weight: float = scoring.TIME_WEIGHT
 
     @classmethod
     def from_settings(cls, ms: MemorySearchSettings) -> SearchOptions:
@@ -136,6 +139,9 @@ class Retrieval:
     #: candidate's unit vectors
     query_vector: np.ndarray | None = None
     units: dict[int, ChunkUnits] = field(default_factory=dict)
+    #: hybrid only, when the query asks when (``engine.search.intent.asks_when``): per
+    #: candidate with units, each unit's words that name a time (None: none)
+    unit_times: dict[int, tuple[str | None, ...]] = field(default_factory=dict)
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
     bm25_idf_scale: float = 1.0
@@ -200,6 +206,11 @@ class Candidate:
     #: calibrated fusion: that unit's cosine; the side's input is the larger of it
     #: and the chunk's own cosine (``vector_score``)
     line_cosine: float | None = None
+    #: calibrated fusion's feedback, a query that asks when: what the best unit's cosine
+    #: gained for naming a time (τ, ``SearchOptions.time_weight``; 0: nothing) and the
+    #: words that name it. The moved cosine takes ``line_cosine + time_bonus``
+    time_bonus: float = 0.0
+    time_words: str | None = None
     #: calibrated fusion, when the feedback ran (``feed_back``): the chunk the query
     #: moved toward (path, first line, last line), β, cos(q, f), ‖q + β·f‖, and
     #: cos(f, ·) of the best unit and of the chunk; ``line_cosine``/``vector_score``

@@ -74,6 +74,7 @@ class RankPlan:
     weights are normalised for hybrid and 0/1 for a single side; ``fusion`` is
     the requested fusion for hybrid and ``"weighted"`` otherwise. ``names``: the
     name signal applies (the calibrated fusion, hybrid or keyword-only).
+    ``time_weight``: τ of a query that asks when (the calibrated fusion's feedback), else 0.
     """
 
     mode: Mode
@@ -81,6 +82,7 @@ class RankPlan:
     vector_weight: float
     text_weight: float
     names: bool = False
+    time_weight: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
     # A name typed into the search box finds its note without embeddings too: with
     # the calibrated default, keyword-only results get the name signal as well.
     names = options.fusion == "calibrated" and options.name_weight > 0 and mode != "vector"
-    return RankPlan(mode, fusion, vw, tw, names)
+    timed = fusion == "calibrated" and bool(retrieval.unit_times) and options.time_weight > 0
+    return RankPlan(mode, fusion, vw, tw, names, options.time_weight if timed else 0.0)
 
 
 def rank(
@@ -207,14 +210,16 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
                 if line is not None:
                     c.best_line, c.best_line_end = line.first_line, line.last_line
                     c.line_cosine = scoring.quantize(line.cosine)
-                    c.vector_input = (
-                        c.line_cosine
-                        if c.vector_score is None
-                        else max(c.line_cosine, c.vector_score)
-                    )
+                    unit = scoring.quantize(c.line_cosine + c.time_bonus)
+                    c.vector_input = unit if c.vector_score is None else max(unit, c.vector_score)
                 else:
                     c.vector_input = c.vector_score
     return list(cands.values())
+
+
+def _time_bonuses(times: tuple[str | None, ...], tau: float) -> np.ndarray:
+    """τ for each unit that names a time, 0 for the others."""
+    return np.array([tau if t else 0.0 for t in times], dtype=np.float64)
 
 
 def _word_sides(cands: list[Candidate], retrieval: Retrieval, *, keyword_side: bool = True) -> None:
@@ -304,7 +309,10 @@ def feed_back(
     (``scoring.feedback_cosine``), then fused again. Chat states a fact in one
     turn in its own words; the chunk both sides rank first tells the vector side
     what the conversation calls it. Below the gate nothing changes: a query
-    about nothing in memory is not pulled toward its nearest junk.
+    about nothing in memory is not pulled toward its nearest junk. A query that
+    asks when adds τ to the cosine of each unit that names a time
+    (``engine.search.intent``): only here, past the gate, so τ reorders what the first
+    pass found and never makes a query about nothing in memory return something.
     """
     beta = options.feedback_weight
     q = retrieval.query_vector
@@ -319,7 +327,14 @@ def feed_back(
     norm = quantize(scoring.feedback_norm(qf, beta))
     origin = (top.path, top.start_line, top.end_line)
     units = [retrieval.units.get(c.chunk_id) for c in cands]
-    best = iter(_moved_best_units([u.matrix for u in units if u is not None], q, f, beta))
+    times = [  # a query that asks when: the words of each unit that name a time
+        retrieval.unit_times.get(c.chunk_id) if plan.time_weight else None
+        for c, u in zip(cands, units, strict=True)
+        if u is not None
+    ]
+    bonuses = [None if t is None else _time_bonuses(t, plan.time_weight) for t in times]
+    best = iter(_moved_best_units([u.matrix for u in units if u is not None], q, f, beta, bonuses))
+    unit_times = iter(times)
     scored: list[bool] = []  # the chunk's own vector takes part too
     chunk_vectors: list[np.ndarray] = []
     for c in cands:
@@ -339,9 +354,14 @@ def feed_back(
         pairs: list[tuple[float, float]] = []  # (cos(q, x), cos(f, x)): unit, chunk
         if u is not None:
             i, qu, fu = next(best)
+            said = next(unit_times)
             moved.best_line, moved.best_line_end = u.first_lines[i], u.last_lines[i]
             moved.line_cosine, moved.feedback_line_cosine = quantize(qu), quantize(fu)
-            pairs.append((moved.line_cosine, moved.feedback_line_cosine))
+            moved.time_words = said[i] if said else None
+            moved.time_bonus = plan.time_weight if moved.time_words else 0.0
+            pairs.append(
+                (quantize(moved.line_cosine + moved.time_bonus), moved.feedback_line_cosine)
+            )
         if ok and c.vector_score is not None:
             moved.feedback_chunk_cosine = quantize(next(chunk_f))
             pairs.append((c.vector_score, moved.feedback_chunk_cosine))
@@ -353,17 +373,27 @@ def feed_back(
 
 
 def _moved_best_units(
-    mats: list[np.ndarray], q: np.ndarray, f: np.ndarray, beta: float
+    mats: list[np.ndarray],
+    q: np.ndarray,
+    f: np.ndarray,
+    beta: float,
+    bonuses: list[np.ndarray | None] | None = None,
 ) -> list[tuple[int, float, float]]:
     """Per unit matrix: (index, cos(q, u), cos(f, u)) of its unit u maximising
-    ``cos(q, u) + β·cos(f, u)`` (the first of equals) — every chunk's units in
-    one product with (q, f) instead of two small ones per chunk."""
+    ``cos(q, u) + τ_u + β·cos(f, u)`` (the first of equals; τ_u from ``bonuses``, a
+    query that asks when, else 0) — every chunk's units in one product with (q, f)
+    instead of two small ones per chunk."""
     if not mats:
         return []
     lengths = [m.shape[0] for m in mats]
     starts = np.cumsum([0, *lengths[:-1]])
     sims = np.concatenate(mats) @ np.stack([q, f], axis=1)
-    moved = np.nan_to_num(sims[:, 0] + beta * sims[:, 1], nan=-np.inf)
+    moved = sims[:, 0] + beta * sims[:, 1]
+    if bonuses is not None and any(b is not None for b in bonuses):
+        moved = moved + np.concatenate(
+            [np.zeros(n) if b is None else b for b, n in zip(bonuses, lengths, strict=True)]
+        )
+    moved = np.nan_to_num(moved, nan=-np.inf)
     tops = np.maximum.reduceat(moved, starts)
     at_top = np.flatnonzero(moved == np.repeat(tops, lengths))
     rows = at_top[np.searchsorted(at_top, starts)]  # each chunk's first best row

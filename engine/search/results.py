@@ -66,14 +66,17 @@ class SearchHit(JsonRecord):
     search; each is left out of the JSON when unset. ``kept_below_min_score`` says
     why a hit scoring under minScore is in the list (memdeck's keyword rescue,
     OpenClaw's keyword top-up or its floor); the text output prints it, the JSON
-    keeps the tool's shape (``--explain``'s breakdown has the numbers).
+    keeps the tool's shape (``--explain``'s breakdown has the numbers). ``focus`` is
+    the line of ``excerpt`` (0-based) where the unit the ranking took starts, when the
+    snippet is memdeck's: the text output shows the excerpt from there; not in the
+    JSON either.
     """
 
     JSON_NAMES: ClassVar[Mapping[str, str]] = {"start_line": "startLine", "end_line": "endLine"}
     OMIT_WHEN_NONE: ClassVar[frozenset[str]] = frozenset(
         {"collection", "docid", "title", "citation", "breakdown"}
     )
-    JSON_HIDDEN: ClassVar[frozenset[str]] = frozenset({"kept_below_min_score"})
+    JSON_HIDDEN: ClassVar[frozenset[str]] = frozenset({"kept_below_min_score", "focus"})
 
     path: str
     start_line: int
@@ -87,6 +90,7 @@ class SearchHit(JsonRecord):
     citation: str | None = None
     breakdown: Mapping[str, object] | None = None
     kept_below_min_score: str | None = None
+    focus: int | None = None
 
     @property
     def excerpt(self) -> str:
@@ -115,6 +119,7 @@ def search_hit(
     breakdown: Mapping[str, object] | None = None,
     kept_below_min_score: str | None = None,
     cite_lines: tuple[int, int] | None = None,
+    focus: int | None = None,
 ) -> SearchHit:
     """A hit whose snippet is ``text`` plus, with ``cite``, the ``Source:`` footer.
 
@@ -136,6 +141,7 @@ def search_hit(
         citation=ref,
         breakdown=breakdown,
         kept_below_min_score=kept_below_min_score,
+        focus=focus,
     )
 
 

@@ -84,6 +84,11 @@ CALIBRATED_COSINE_ONE = 1.0
 #: pulled toward its nearest junk). Fitted on LoCoMo 0–4 (README "Benchmarks").
 FEEDBACK_WEIGHT = 0.3
 FEEDBACK_GATE = 0.35
+#: the ``calibrated`` fusion's feedback, for a query that asks when
+#: (``engine.search.intent``): what a unit that names a time ("yesterday", "last week",
+#: "in March") adds to its cosine. Fitted on LoCoMo 0–4 (0.05, 0.10, 0.15 and 0.20
+#: tried; docs/ranking.md)
+TIME_WEIGHT = 0.15
 #: the ``calibrated`` keyword side weighs each query word by FTS5's idf,
 #: ``ln((N − n + 0.5) ÷ (n + 0.5))``, but never below this floor (FTS5 puts 1e-6 there
 #: for a word in half the chunks or more, which a breakdown cannot print)

@@ -45,6 +45,8 @@ class Snippet:
     text: str
     first_line: int
     last_line: int
+    #: the file line the snippet is built around (step 1 above), None when unknown
+    anchor: int | None = None
 
 
 def candidate_snippet(c: Candidate, query_words: Sequence[str]) -> Snippet:
@@ -64,8 +66,6 @@ def focused_snippet(
 ) -> Snippet:
     """The snippet of a chunk (``text``, file lines ``start_line``–``end_line``)
     around ``unit`` (its best unit's file lines, or None) and ``query_words``."""
-    if len(text) <= limit:
-        return Snippet(text, start_line, end_line)
     lines = text.split("\n")
     if start_line + len(lines) - 1 != end_line:  # not one text line per file line
         return Snippet(text[:limit], start_line, end_line)
@@ -75,6 +75,8 @@ def focused_snippet(
         a, b = unit[0] - start_line, unit[1] - start_line
     else:
         a = b = next((i for i, hit in enumerate(has_word) if hit), 0)
+    if len(text) <= limit:
+        return Snippet(text, start_line, end_line, start_line + a)
     size = sum(len(line) for line in lines[a : b + 1]) + (b - a)
     if size > limit:
         return _cut_anchor(lines, a, b, wanted, start_line, limit)
@@ -97,8 +99,14 @@ def focused_snippet(
             continue
         if below is not None and limit - size - 1 >= MIN_TAIL:
             tail = lines[below][: limit - size - 1]
-            return Snippet("\n".join([*lines[a : b + 1], tail]), start_line + a, start_line + below)
-        return Snippet("\n".join(lines[a : b + 1]), start_line + a, start_line + b)
+            return Snippet(
+                "\n".join([*lines[a : b + 1], tail]),
+                start_line + a,
+                start_line + below,
+                start_line + anchor[0],
+            )
+        shown = "\n".join(lines[a : b + 1])
+        return Snippet(shown, start_line + a, start_line + b, start_line + anchor[0])
 
 
 def _preference(
@@ -138,4 +146,4 @@ def _cut_anchor(
     window = joined[begin : begin + limit]
     first = a + joined[:begin].count("\n")
     last = first + window.count("\n")
-    return Snippet(window, start_line + first, start_line + last)
+    return Snippet(window, start_line + first, start_line + last, start_line + first)

@@ -44,7 +44,7 @@ from engine.search.retrieve import retrieve
 from tests.bench import common, cranfield, locomo, offtopic
 
 #: bump when what ``collect`` stores changes
-FORMAT = 6
+FORMAT = 7  # 7: retrievals carry each unit's time words (a question about when)
 #: candidates per side fetched once; smaller counts are prefixes (``common.truncate``)
 MAX_MULTIPLIER = 8
 
@@ -212,12 +212,14 @@ class Variant:
     #: the feedback's β (0: none) and the first-pass score it needs
     feedback: float = scoring.FEEDBACK_WEIGHT
     gate: float = scoring.FEEDBACK_GATE
+    #: τ of a question about when, in the feedback (0: none)
+    time_weight: float = scoring.TIME_WEIGHT
 
     def label(self) -> str:
         return (
             f"{self.fusion} κ={self.kappa:g} cos∈[{self.cos_zero:g},{self.cos_one:g}]"
             f" lines={self.lines} vw={self.vector_weight:g} cand×{self.multiplier}"
-            f" β={self.feedback:g} gate={self.gate:g} {self.tokenizer}"
+            f" β={self.feedback:g} gate={self.gate:g} τ={self.time_weight:g} {self.tokenizer}"
         )
 
 
@@ -271,6 +273,7 @@ def measure(
         text_weight=round(1 - v.vector_weight, 3),
         candidate_multiplier=v.multiplier,
         feedback_weight=v.feedback,
+        time_weight=v.time_weight,
     )
     opts0 = opts.with_(min_score=0.0)
     hits = hits0 = n = 0
@@ -311,6 +314,7 @@ def measure_cranfield(
         text_weight=round(1 - v.vector_weight, 3),
         candidate_multiplier=v.multiplier,
         feedback_weight=v.feedback,
+        time_weight=v.time_weight,
         max_results=cranfield.NDCG_K,
         min_score=0.0,
     )
@@ -360,6 +364,7 @@ def grid() -> list[Variant]:
     out += [dataclasses.replace(now, multiplier=m) for m in (2, 8)]
     out += [dataclasses.replace(now, feedback=b) for b in (0.0, 0.1, 0.2, 0.4, 0.5)]
     out += [dataclasses.replace(now, gate=g) for g in (0.0, 0.5)]
+    out += [dataclasses.replace(now, time_weight=t) for t in (0.0, 0.05, 0.1, 0.2)]
     for zero in (0.0, 0.1, 0.2):
         for one in (0.8, 1.0, 1.2, 1.5):
             out.append(dataclasses.replace(now, cos_zero=zero, cos_one=one))
@@ -380,6 +385,7 @@ def main(argv: list[str] | None = None) -> None:
         "--feedback", help="the feedback's β × --gates (× the --kappas grid), e.g. 0,0.3"
     )
     ap.add_argument("--gates", default=str(scoring.FEEDBACK_GATE), help="gates for --feedback")
+    ap.add_argument("--times", help="τ of a question about when instead, e.g. 0,0.1,0.15")
     ap.add_argument(
         "--cranfield", action="store_true", help="also each variant's Cranfield nDCG@10 (a check)"
     )
@@ -414,6 +420,8 @@ def main(argv: list[str] | None = None) -> None:
             for b in args.feedback.split(",")
             for g in args.gates.split(",")
         ]
+    if args.times:
+        variants = [Variant(time_weight=float(t)) for t in args.times.split(",")]
     by_tok = {
         t: {} if args.no_locomo else {ci: collect(ci, data, provider, t) for ci in convs}
         for t in tokenizers

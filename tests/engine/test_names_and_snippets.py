@@ -72,6 +72,8 @@ def _log(n: int, at: int, line: str) -> tuple[str, list[str]]:
 def test_a_chunk_that_fits_is_its_own_snippet() -> None:
     got = focused_snippet("# Atlas\n\nshort note", 1, 3, (3, 3), ["atlas"])
     assert (got.text, got.first_line, got.last_line) == ("# Atlas\n\nshort note", 1, 3)
+    assert got.anchor == 3  # the unit it was asked for (the text output starts near it)
+    assert focused_snippet("# Atlas\n\nshort note", 1, 3, None, ["note"]).anchor == 3
 
 
 def test_the_snippet_is_built_around_the_best_unit_within_the_budget() -> None:
@@ -79,12 +81,13 @@ def test_the_snippet_is_built_around_the_best_unit_within_the_budget() -> None:
     got = focused_snippet(text, 1, len(lines), (21, 21), ["rehearsal"])
     assert len(got.text) <= 700 and "- Atlas staging rehearsal went fine." in got.text
     assert got.first_line < 21 < got.last_line  # lines on both sides
+    assert got.anchor == 21
     # whole lines, the last one as much of it as fits
     assert "\n".join(lines[got.first_line - 1 : got.last_line]).startswith(got.text)
     assert got.text.count("\n") == got.last_line - got.first_line
     # without a unit (keyword-only), the first line holding a query word
     alone = focused_snippet(text, 1, len(lines), None, ["Rehearsals"])
-    assert alone.first_line <= 21 <= alone.last_line
+    assert alone.first_line <= 21 <= alone.last_line and alone.anchor == 21
 
 
 def test_a_line_with_a_query_word_and_the_heading_above_come_first() -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from engine.index.line_vectors import ChunkUnits, UnitHit
 from engine.index.store import ChunkRow
-from engine.search import explain, scoring
+from engine.search import explain, intent, scoring
 from engine.search.model import Candidate, Retrieval, SearchOptions
 from engine.search.rank import (
     RankPlan,
@@ -242,6 +242,57 @@ def test_feedback_needs_a_first_pass_score_at_the_gate() -> None:
         p = plan_ranking(high, o)
         cands = fuse(gather_candidates(high, p), p, o)
         assert snapshot(feed_back(cands, high, p, o)) == snapshot(cands)
+
+
+# -- a question about when --------------------------------------------------------
+def _when_retrieval(query: str) -> Retrieval:
+    """One chunk (file lines 4–6) whose line 5 is closer to the query (cosine 0.6) than
+    line 6 (0.5), and only line 6 names a time; the chunk's own cosine is 0.3."""
+    text = "# Staging\n- We talked about moving staging.\n- Moved staging yesterday."
+    r = retrieval([], [(1, 0.3)], [ChunkRow(1, "MEMORY.md", "memory", 4, 6, text)])
+    r = dataclasses.replace(r, query=query)
+    units = {1: ChunkUnits(np.array([[0.6, 0.8, 0.0], [0.5, 0.0, 0.866]]), (5, 6), (5, 6))}
+    timed = {1: (None, "yesterday")} if intent.asks_when(query) else {}
+    return dataclasses.replace(
+        r,
+        query_vector=np.array([1.0, 0.0, 0.0]),
+        vectors={1: np.array([0.3, 0.954, 0.0])},
+        units=units,
+        line_hits={1: UnitHit(5, 0.6, 5)},
+        unit_times=timed,
+    )
+
+
+def test_a_question_about_when_adds_tau_in_the_feedback_to_a_unit_that_names_a_time() -> None:
+    opts = SearchOptions(min_score=0.0)
+    r = _when_retrieval("When did we move staging?")
+    plan = plan_ranking(r, opts)
+    assert plan.time_weight == scoring.TIME_WEIGHT == 0.15
+    # the first pass takes the closest line, τ or not: τ never lifts a query over the gate
+    first = fuse(gather_candidates(r, plan), plan, opts)
+    (c,) = first
+    assert (c.best_line, c.line_cosine, c.time_bonus, c.vector_input) == (5, 0.6, 0.0, 0.6)
+    before = snapshot(first)
+    (c,) = feed_back(first, r, plan, opts)
+    assert snapshot(first) == before
+    assert c.feedback_from == ("MEMORY.md", 4, 6)
+    # f is the chunk itself: cos(f, line 5) = 0.3×0.6 + 0.954×0.8 = 0.9432 and
+    # cos(f, line 6) = 0.15, so line 5 wins even with τ: 0.6 + 0.3×0.9432 > 0.5 + 0.15 + 0.3×0.15
+    assert (c.best_line, c.time_bonus, c.time_words) == (5, 0.0, None)
+    # a feedback vector f = q instead: cos(f, line 5) = 0.6 and cos(f, line 6) = 0.5, so
+    # line 6 with τ, 0.5 + 0.15 + 0.3×0.5 = 0.8, beats line 5's 0.6 + 0.3×0.6 = 0.78
+    r6 = dataclasses.replace(r, vectors={1: np.array([1.0, 0.0, 0.0])})
+    (c,) = feed_back(fuse(gather_candidates(r6, plan), plan, opts), r6, plan, opts)
+    assert (c.best_line, c.time_bonus, c.time_words) == (6, 0.15, "yesterday")
+    assert c.vector_input == round((0.5 + 0.15 + 0.3 * c.feedback_line_cosine) / c.feedback_norm, 4)
+    f = explain.fmt
+    assert explain.moved_terms(c)[0] == f"{f(0.5)} + 0.15 + 0.3×{f(c.feedback_line_cosine)}"
+    # τ 0, or a query that does not ask when: no bonus, and line 5 wins (0.78 > 0.5 + 0.15)
+    for o, q in ((opts.with_(time_weight=0.0), "When did we move staging?"), (opts, "staging")):
+        rq = dataclasses.replace(_when_retrieval(q), vectors=r6.vectors)
+        p = plan_ranking(rq, o)
+        (c,) = feed_back(fuse(gather_candidates(rq, p), p, o), rq, p, o)
+        assert (c.best_line, c.time_bonus, c.time_words) == (5, 0.0, None)
 
 
 # -- decay -----------------------------------------------------------------------

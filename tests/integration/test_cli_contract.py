@@ -543,3 +543,31 @@ def test_every_option_of_every_command_says_what_it_does() -> None:
         if not isinstance(a, argparse._SubParsersAction) and not a.help
     ]
     assert silent == []
+
+
+def test_search_text_shows_the_line_the_ranking_took(tmp_path: Path) -> None:
+    """The text output shows 300 characters of each snippet. A long chunk's snippet is
+    built around the line that matched (its anchor) and starts up to 700 characters
+    before it: the preview starts at the line before the anchor then, marked "…"."""
+    env = cli_env(tmp_path / "state")
+    ws = tmp_path / "ws"
+    filler = [
+        f"- Preference {i}: something about the editor and the terminal theme." for i in range(8)
+    ]
+    text = "\n".join(["# Notes", *filler, "## Household", "- Glass recycling goes out on Fridays."])
+    (ws / "memory").mkdir(parents=True)
+    (ws / "MEMORY.md").write_text(text + "\n", encoding="utf-8")
+    assert run_cli("index", "-w", str(ws), env=env).returncode == 0
+    for argv in (
+        ["search", "glass recycling", "-w", str(ws)],
+        ["-w", str(ws), "search", "glass recycling"],
+    ):
+        r = run_cli(*argv, env=env)
+        assert r.returncode == 0, r.stderr
+        shown = r.stdout.split("score ", 1)[1].splitlines()[1:]
+        assert shown[0].strip() == "…", r.stdout
+        assert shown[1].strip() == "## Household"
+        assert shown[2].strip() == "- Glass recycling goes out on Fridays."
+    # a snippet whose anchor is within the first 300 characters starts where it starts
+    r = run_cli("search", "preference editor", "-w", str(ws), env=env)
+    assert r.stdout.split("score ", 1)[1].splitlines()[1].strip() == "# Notes", r.stdout

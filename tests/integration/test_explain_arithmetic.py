@@ -41,6 +41,7 @@ from engine.cli.search_command import _explain_lines
 from engine.config.settings import FUSIONS
 from engine.core import Engine
 from engine.search import explain
+from engine.search.intent import asks_when
 from engine.search.model import Candidate, SearchOptions, SearchOutcome
 from engine.search.rank import rank
 from engine.search.retrieve import retrieve
@@ -61,6 +62,9 @@ if not (DATA / "locomo" / "locomo10.json").is_file():
     # a worktree beside the main checkout (…/wt/<name>) shares its data
     DATA = Path(__file__).resolve().parents[4] / "shared" / "bench"
 QUESTIONS = 5
+#: ... and the first questions of it that ask when (``engine.search.intent``: the units
+#: that name a time get τ added to their cosine, printed in the arithmetic)
+WHEN_QUESTIONS = 2
 #: queries of each names workspace (tests/bench/data/names, the demo)
 NAMES_QUERIES = 8
 #: candidates cut for ranking below maxResults whose breakdown is read back, per
@@ -380,7 +384,10 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine, names_engin
     kinds: set[tuple[str, str]] = set()
     per_kind: dict[tuple[str, str], int] = {}
     rescued = dropped_below = cut_beyond = best_lines = floored = moved = named = worded = 0
-    cases = [(engine, [q.text for q in conv.questions[:QUESTIONS]], conv.today), *names_engines]
+    timed = 0
+    when = [q.text for q in conv.questions if asks_when(q.text)][:WHEN_QUESTIONS]
+    questions = [q.text for q in conv.questions[:QUESTIONS]] + when
+    cases = [(engine, questions, conv.today), *names_engines]
     for engine, text, today in ((e, t, d) for e, texts, d in cases for t in texts):
         retrieval = retrieve(engine.store, engine.provider, text, base)
         for options in variants:
@@ -404,6 +411,7 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine, names_engin
                 moved += c.feedback_norm is not None
                 named += c.name_bonus > 0
                 worded += c.text_words is not None and c.fusion == "calibrated"
+                timed += c.time_bonus > 0
                 if c.fusion == "geometric":
                     sides = (c.vector_component, c.text_component)
                     floored += any(x is not None and x < 0.05 for x in sides)
@@ -432,8 +440,10 @@ def test_every_printed_number_is_the_arithmetic(conversation_engine, names_engin
     assert best_lines and floored and moved >= 1000, (best_lines, floored, moved)
     # the calibrated fusion's word-by-word text side and its name signal
     assert worded >= 1000 and named >= 150, (worded, named)
+    # ... and a question about when: its timed units, in both passes
+    assert timed >= 100, timed
     print(
         f"{pairs} pairs",
         per_kind,
-        (rescued, dropped_below, cut_beyond, best_lines, floored, moved, named, worded),
+        (rescued, dropped_below, cut_beyond, best_lines, floored, moved, named, worded, timed),
     )

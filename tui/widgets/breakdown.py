@@ -44,7 +44,7 @@ def _calibrated_vector(c: Candidate) -> str:
         # moved cosines, each on a line of its own (80 columns)
         path, first, last = c.feedback_from
         where = (
-            f"best {unit} cosine {ex.fmt(c.line_cosine or 0.0)}, chunk cosine {chunk}"
+            f"best {unit} cosine {ex.unit_cosine(c)}{_said_when(c)}, chunk cosine {chunk}"
             if unit is not None
             else f"chunk cosine {chunk} (no line vectors)"
         )
@@ -57,12 +57,17 @@ def _calibrated_vector(c: Candidate) -> str:
         ]
         return "\n       ".join([where, *(str(x) for x in shown if x is not None)])
     where = (
-        f"best {unit} cosine {ex.fmt(c.line_cosine or 0.0)} (chunk cosine {chunk})"
+        f"best {unit} cosine {ex.unit_cosine(c)}{_said_when(c)} (chunk cosine {chunk})"
         if unit is not None
         else f"chunk cosine {value} (no line vectors)"
     )
     # the arithmetic on a line of its own, as the text side's (80 columns)
     return f"{where}:\n       {line}" if line else where
+
+
+def _said_when(c: Candidate) -> str:
+    """Why the best unit's cosine has τ added: the query asks when, the unit names a time."""
+    return f" (asks when; it says “{c.time_words}”)" if c.time_bonus else ""
 
 
 def _calibrated_text(c: Candidate) -> str:

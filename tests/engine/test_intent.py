@@ -1,0 +1,73 @@
+"""Which queries ask when, and which words of a unit name a time (``engine.search.intent``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.search.intent import asks_when, time_expression, unit_times
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "When did Caroline go to the support group?",
+        "when was the staging database moved",
+        "  What year did we adopt Postgres?",
+        "which month is the audit",
+        "How long ago did Melanie paint the sunset?",
+        "Since when do we deploy on Fridays?",
+    ],
+)
+def test_questions_about_a_time(query: str) -> None:
+    assert asks_when(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "atlas staging",
+        "What did Caroline research?",
+        "Where did we move staging?",
+        "whenever the cron fails",  # a word that starts with "when"
+        "the deploy, when it failed",  # "when" not asking
+        "",
+    ],
+)
+def test_other_queries(query: str) -> None:
+    assert not asks_when(query)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("Moved staging to the new host yesterday.", "yesterday"),
+        ("We went camping two weekends ago", "ago"),
+        ("Last week I joined a mentorship program", "Last week"),
+        ("The audit is due in March.", "March"),
+        ("Signed on 7 May, effective May 2024", "7 May"),
+        ("Released in 2023 after the freeze", "2023"),
+        ("Retro on 3/14", "3/14"),
+        ("See you on Friday!", "Friday"),
+    ],
+)
+def test_words_that_name_a_time(text: str, words: str) -> None:
+    assert time_expression(text) == words
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We may move staging to the new host.",  # May the verb, not the month
+        "Moved staging to the new host.",
+        "The weekly report goes to Ana",  # a period word inside another word
+        "Port 8080 and build 20231 failed",  # numbers that are not years
+    ],
+)
+def test_words_that_do_not(text: str) -> None:
+    assert time_expression(text) is None
+
+
+def test_each_unit_of_a_chunk_by_its_file_lines() -> None:
+    text = "# Staging\n- Moved it yesterday.\n- Host is db-2.\nwrapped prose that\nsays last week"
+    # the chunk starts at file line 10: units are lines 11, 12 and the paragraph 13–14
+    assert unit_times(text, 10, (11, 12, 13), (11, 12, 14)) == ("yesterday", None, "last week")
