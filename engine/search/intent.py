@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 #: a question about a time: how it starts
 _WHEN_QUESTION = re.compile(
@@ -26,22 +27,58 @@ _WHEN_QUESTION = re.compile(
     r"|how long ago)\b",
     re.IGNORECASE,
 )
-_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WEEKDAYS = frozenset(
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+)
 #: May is left out: it is a verb too (it counts beside a number, below)
-_MONTHS = "january|february|march|april|june|july|august|september|october|november|december"
-_PERIODS = (
-    f"week|weekend|month|year|night|morning|evening|summer|winter|spring|autumn|fall|{_WEEKDAYS}"
+_MONTHS = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
 )
-#: words that place something in time
-_TIME_EXPRESSION = re.compile(
-    r"\b(?:yesterday|today|tonight|tomorrow|recently|the other day|ago"
-    rf"|(?:last|next|this|past) (?:{_PERIODS})"
-    rf"|{_WEEKDAYS}|{_MONTHS}"
-    r"|may \d{1,4}|\d{1,2}(?:st|nd|rd|th)? may"
-    r"|(?:19|20)\d\d"
-    r"|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
-    re.IGNORECASE,
+#: a word that names a time by itself
+_ON_ITS_OWN = _WEEKDAYS | _MONTHS | {"yesterday", "today", "tonight", "tomorrow", "recently", "ago"}
+#: "last", "next", "this" or "past" before one of these names a time
+_PERIODS = _WEEKDAYS | frozenset(
+    [
+        "week",
+        "weekend",
+        "month",
+        "year",
+        "night",
+        "morning",
+        "evening",
+        "summer",
+        "winter",
+        "spring",
+        "autumn",
+        "fall",
+    ]
 )
+_BEFORE_PERIOD = frozenset({"last", "next", "this", "past"})
+#: a word every time in letters holds (the quick test of a line, ``_line_time``)
+_NEEDED = _ON_ITS_OWN | _PERIODS | {"day", "may"}
+_ASCII_WORD = re.compile(r"[a-z]+")
+#: the words a time in letters starts with
+_STARTS = _ON_ITS_OWN | _BEFORE_PERIOD | {"the", "may"}
+#: what every time in numbers holds: a year's first digits, a date's slash
+_NUMBERS_NEEDED = re.compile(r"(?:19|20)\d\d|\d/\d")
+#: a line's words and numbers, lower case (a date like 3/14 is one token)
+_TOKEN = re.compile(r"[^\W_]+(?:/[^\W_]+)*")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_DATE = re.compile(r"\d{1,2}/\d{1,2}(?:/\d{2,4})?")
+_DAY_OF_MONTH = re.compile(r"\d{1,2}(?:st|nd|rd|th)?")
+_NUMBER = re.compile(r"\d{1,4}")
 
 
 def asks_when(query: str) -> bool:
@@ -50,9 +87,52 @@ def asks_when(query: str) -> bool:
 
 
 def time_expression(text: str) -> str | None:
-    """The first words of ``text`` that place something in time, or None."""
-    m = _TIME_EXPRESSION.search(text)
-    return m.group(0) if m else None
+    """The first words of ``text`` that place something in time, or None: "yesterday",
+    "last week", "two weekends ago" ("ago"), a weekday, a month, a year, a date like
+    3/14, "7 May" or "May 2024". Each line is read once per process (remembered)."""
+    for line in text.split("\n"):
+        words = _line_time(line)
+        if words is not None:
+            return words
+    return None
+
+
+@lru_cache(maxsize=8192)
+def _line_time(line: str) -> str | None:
+    """:func:`time_expression` of one line: its words in order, each tried as the start of
+    a time (a word is a run of letters and digits, as FTS5's; a date keeps its slashes).
+    Most lines hold none of the words or numbers a time needs and are passed over at once."""
+    low = line.lower()
+    if _NEEDED.isdisjoint(_ASCII_WORD.findall(low)) and not _NUMBERS_NEEDED.search(low):
+        return None
+    words = [w.lower() for w in _TOKEN.findall(line)]
+    for i, word in enumerate(words):
+        if word not in _STARTS and not word[:1].isdigit():
+            continue
+        stop = _time_at(words, i)
+        if stop is not None:
+            spans = [m.span() for m in _TOKEN.finditer(line)]
+            return line[spans[i][0] : spans[stop][1]]
+    return None
+
+
+def _time_at(words: list[str], i: int) -> int | None:
+    """The index of the last word of a time that starts at word ``i``, or None."""
+    word = words[i]
+    after = words[i + 1] if i + 1 < len(words) else ""
+    if word in _ON_ITS_OWN:
+        return i
+    if word in _BEFORE_PERIOD and after in _PERIODS:
+        return i + 1
+    if word == "the" and after == "other" and i + 2 < len(words) and words[i + 2] == "day":
+        return i + 2
+    if word == "may" and _NUMBER.fullmatch(after):
+        return i + 1
+    if _DAY_OF_MONTH.fullmatch(word) and after == "may":
+        return i + 1
+    if _YEAR.fullmatch(word) or _DATE.fullmatch(word):
+        return i
+    return None
 
 
 def unit_times(

@@ -139,9 +139,6 @@ class Retrieval:
     #: candidate's unit vectors
     query_vector: np.ndarray | None = None
     units: dict[int, ChunkUnits] = field(default_factory=dict)
-    #: hybrid only, when the query asks when (``engine.search.intent.asks_when``): per
-    #: candidate with units, each unit's words that name a time (None: none)
-    unit_times: dict[int, tuple[str | None, ...]] = field(default_factory=dict)
     #: factor applied to FTS5's bm25 ranks when every query word is in at least
     #: half the chunks (see ``idf_floor_scale``); 1.0 means the ranks are FTS5's own
     bm25_idf_scale: float = 1.0

@@ -24,6 +24,7 @@ from engine.config.settings import Fusion
 from engine.index.tokens import similarity_tokens
 from engine.index.unicode61 import term_set
 from engine.search import explain, scoring
+from engine.search.intent import asks_when, unit_times
 from engine.search.model import (
     Candidate,
     Mode,
@@ -112,7 +113,7 @@ def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
     # A name typed into the search box finds its note without embeddings too: with
     # the calibrated default, keyword-only results get the name signal as well.
     names = options.fusion == "calibrated" and options.name_weight > 0 and mode != "vector"
-    timed = fusion == "calibrated" and bool(retrieval.unit_times) and options.time_weight > 0
+    timed = fusion == "calibrated" and options.time_weight > 0 and asks_when(retrieval.query)
     return RankPlan(mode, fusion, vw, tw, names, options.time_weight if timed else 0.0)
 
 
@@ -328,13 +329,13 @@ def feed_back(
     origin = (top.path, top.start_line, top.end_line)
     units = [retrieval.units.get(c.chunk_id) for c in cands]
     times = [  # a query that asks when: the words of each unit that name a time
-        retrieval.unit_times.get(c.chunk_id) if plan.time_weight else None
+        unit_times(c.text, c.start_line, u.first_lines, u.last_lines) if plan.time_weight else None
         for c, u in zip(cands, units, strict=True)
         if u is not None
     ]
     bonuses = [None if t is None else _time_bonuses(t, plan.time_weight) for t in times]
     best = iter(_moved_best_units([u.matrix for u in units if u is not None], q, f, beta, bonuses))
-    unit_times = iter(times)
+    unit_words = iter(times)
     scored: list[bool] = []  # the chunk's own vector takes part too
     chunk_vectors: list[np.ndarray] = []
     for c in cands:
@@ -354,7 +355,7 @@ def feed_back(
         pairs: list[tuple[float, float]] = []  # (cos(q, x), cos(f, x)): unit, chunk
         if u is not None:
             i, qu, fu = next(best)
-            said = next(unit_times)
+            said = next(unit_words)
             moved.best_line, moved.best_line_end = u.first_lines[i], u.last_lines[i]
             moved.line_cosine, moved.feedback_line_cosine = quantize(qu), quantize(fu)
             moved.time_words = said[i] if said else None

@@ -25,7 +25,7 @@ from engine.index.db import CorruptIndexError, DatabaseError
 from engine.index.index_store import IndexStore
 from engine.index.line_vectors import ChunkUnits, UnitHit, chunk_units, space_key, unit_bounds
 from engine.index.store import ChunkRow
-from engine.search import intent, scoring
+from engine.search import scoring
 from engine.search.model import Retrieval, SearchOptions
 from engine.search.query import ParsedQuery, match_expression, parse_query
 from engine.search.words import token_counts, word_terms
@@ -205,7 +205,6 @@ def retrieve(
         fts_extra += time.perf_counter() - tw
     line_hits: dict[int, UnitHit] = {}
     units: dict[int, ChunkUnits] = {}
-    unit_times: dict[int, tuple[str | None, ...]] = {}
     if complete and qvec is not None and provider is not None:
         tl = time.perf_counter()
         hashes = data.hashes
@@ -217,13 +216,6 @@ def retrieve(
             data.line_mats,
         )
         line_hits = {cid: u.best(qvec) for cid, u in units.items()}
-        if intent.asks_when(query):
-            unit_times = {
-                cid: intent.unit_times(
-                    rows[cid].text, rows[cid].start_line, u.first_lines, u.last_lines
-                )
-                for cid, u in units.items()
-            }
         vec_extra += time.perf_counter() - tl
     keep_vectors = (complete and qvec is not None) or (
         options.mmr_similarity == "cosine" and bool(vector_hits)
@@ -250,7 +242,6 @@ def retrieve(
         cosines=cosines,
         bm25_idf_scale=idf_scale,
         line_hits=line_hits,
-        unit_times=unit_times,
         query_idf_sum=idf_sum,
         word_weights=word_weights,
         word_counts=word_counts,

@@ -48,6 +48,10 @@ def test_other_queries(query: str) -> None:
         ("Released in 2023 after the freeze", "2023"),
         ("Retro on 3/14", "3/14"),
         ("See you on Friday!", "Friday"),
+        ("Ran into Ana the other day at the café", "the other day"),
+        ("Réunion à Lyon, 7th May", "7th May"),
+        ("Budget for May 2025 approved", "May 2025"),
+        ("no time here\nbut this one says: Next Summer", "Next Summer"),
     ],
 )
 def test_words_that_name_a_time(text: str, words: str) -> None:
@@ -61,6 +65,8 @@ def test_words_that_name_a_time(text: str, words: str) -> None:
         "Moved staging to the new host.",
         "The weekly report goes to Ana",  # a period word inside another word
         "Port 8080 and build 20231 failed",  # numbers that are not years
+        "the other side of the day",  # the words of a time, not in its order
+        "last of the weekly builds",
     ],
 )
 def test_words_that_do_not(text: str) -> None:

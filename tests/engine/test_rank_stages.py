@@ -18,7 +18,7 @@ import pytest
 
 from engine.index.line_vectors import ChunkUnits, UnitHit
 from engine.index.store import ChunkRow
-from engine.search import explain, intent, scoring
+from engine.search import explain, scoring
 from engine.search.model import Candidate, Retrieval, SearchOptions
 from engine.search.rank import (
     RankPlan,
@@ -252,14 +252,12 @@ def _when_retrieval(query: str) -> Retrieval:
     r = retrieval([], [(1, 0.3)], [ChunkRow(1, "MEMORY.md", "memory", 4, 6, text)])
     r = dataclasses.replace(r, query=query)
     units = {1: ChunkUnits(np.array([[0.6, 0.8, 0.0], [0.5, 0.0, 0.866]]), (5, 6), (5, 6))}
-    timed = {1: (None, "yesterday")} if intent.asks_when(query) else {}
     return dataclasses.replace(
         r,
         query_vector=np.array([1.0, 0.0, 0.0]),
         vectors={1: np.array([0.3, 0.954, 0.0])},
         units=units,
         line_hits={1: UnitHit(5, 0.6, 5)},
-        unit_times=timed,
     )
 
 
