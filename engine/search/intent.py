@@ -16,6 +16,7 @@ docs/ranking.md, "A question about when".
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -66,13 +67,11 @@ _PERIODS = _WEEKDAYS | frozenset(
     ]
 )
 _BEFORE_PERIOD = frozenset({"last", "next", "this", "past"})
-#: a word every time in letters holds (the quick test of a line, ``_line_time``)
-_NEEDED = _ON_ITS_OWN | _PERIODS | {"day", "may"}
 _ASCII_WORD = re.compile(r"[a-z]+")
 #: the words a time in letters starts with
 _STARTS = _ON_ITS_OWN | _BEFORE_PERIOD | {"the", "may"}
-#: what every time in numbers holds: a year's first digits, a date's slash
-_NUMBERS_NEEDED = re.compile(r"(?:19|20)\d\d|\d/\d")
+#: what every time in numbers holds: four digits (a year), or a digit, a slash and a digit
+_NUMBERS_NEEDED = re.compile(r"\d(?:\d\d\d|/\d)")
 #: a line's words and numbers, lower case (a date like 3/14 is one token)
 _TOKEN = re.compile(r"[^\W_]+(?:/[^\W_]+)*")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -103,28 +102,50 @@ def _line_time(line: str) -> str | None:
     a time (a word is a run of letters and digits, as FTS5's; a date keeps its slashes).
     Most lines hold none of the words or numbers a time needs and are passed over at once."""
     low = line.lower()
-    if _NEEDED.isdisjoint(_ASCII_WORD.findall(low)) and not _NUMBERS_NEEDED.search(low):
+    if not _may_name_a_time(set(_ASCII_WORD.findall(low)), low):
         return None
-    words = [w.lower() for w in _TOKEN.findall(line)]
+    found = list(_TOKEN.finditer(line))
+    words = [m.group(0).lower() for m in found]
+    # the words of a time of several are one space apart
+    spaced = [line[a.end() : b.start()] == " " for a, b in itertools.pairwise(found)]
     for i, word in enumerate(words):
         if word not in _STARTS and not word[:1].isdigit():
             continue
-        stop = _time_at(words, i)
+        stop = _time_at(words, spaced, i)
         if stop is not None:
-            spans = [m.span() for m in _TOKEN.finditer(line)]
-            return line[spans[i][0] : spans[stop][1]]
+            return line[found[i].start() : found[stop].end()]
     return None
 
 
-def _time_at(words: list[str], i: int) -> int | None:
-    """The index of the last word of a time that starts at word ``i``, or None."""
+def _may_name_a_time(words: set[str], low: str) -> bool:
+    """Whether a line whose words (lower case, letters only) are ``words`` can hold a
+    time: the words one needs are all there, or the numbers (a superset test)."""
+    if not _ON_ITS_OWN.isdisjoint(words):
+        return True
+    if not _BEFORE_PERIOD.isdisjoint(words) and not _PERIODS.isdisjoint(words):
+        return True
+    if "other" in words and "day" in words:
+        return True
+    if "may" in words and any(map(str.isdigit, low)):
+        return True
+    return _NUMBERS_NEEDED.search(low) is not None
+
+
+def _time_at(words: list[str], spaced: list[bool], i: int) -> int | None:
+    """The index of the last word of a time that starts at word ``i``, or None
+    (``spaced[i]``: one space between words ``i`` and ``i + 1``)."""
     word = words[i]
-    after = words[i + 1] if i + 1 < len(words) else ""
+    after = words[i + 1] if i + 1 < len(words) and spaced[i] else ""
     if word in _ON_ITS_OWN:
         return i
     if word in _BEFORE_PERIOD and after in _PERIODS:
         return i + 1
-    if word == "the" and after == "other" and i + 2 < len(words) and words[i + 2] == "day":
+    if (
+        word == "the"
+        and after == "other"
+        and spaced[i + 1 : i + 2] == [True]
+        and words[i + 2] == "day"
+    ):
         return i + 2
     if word == "may" and _NUMBER.fullmatch(after):
         return i + 1
@@ -135,13 +156,7 @@ def _time_at(words: list[str], i: int) -> int | None:
     return None
 
 
-def unit_times(
-    chunk_text: str, start_line: int, first_lines: Sequence[int], last_lines: Sequence[int]
-) -> tuple[str | None, ...]:
-    """Per unit of a chunk (file lines ``first``–``last``; the chunk's first line is
-    file line ``start_line``): its :func:`time_expression`, or None."""
-    lines = chunk_text.split("\n")
-    return tuple(
-        time_expression("\n".join(lines[first - start_line : last - start_line + 1]))
-        for first, last in zip(first_lines, last_lines, strict=True)
-    )
+def unit_time(lines: Sequence[str], start_line: int, first: int, last: int) -> str | None:
+    """The :func:`time_expression` of one unit of a chunk: file lines ``first``–``last``
+    of a chunk whose ``lines`` start at file line ``start_line``."""
+    return time_expression("\n".join(lines[first - start_line : last - start_line + 1]))

@@ -14,9 +14,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from engine.config.settings import Fusion
 from engine.index.tokens import similarity_tokens
 from engine.index.unicode61 import term_set
 from engine.search import explain, scoring
-from engine.search.intent import asks_when, unit_times
+from engine.search.intent import asks_when, unit_time
 from engine.search.model import (
     Candidate,
     Mode,
@@ -218,11 +218,6 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
     return list(cands.values())
 
 
-def _time_bonuses(times: tuple[str | None, ...], tau: float) -> np.ndarray:
-    """τ for each unit that names a time, 0 for the others."""
-    return np.array([tau if t else 0.0 for t in times], dtype=np.float64)
-
-
 def _word_sides(cands: list[Candidate], retrieval: Retrieval, *, keyword_side: bool = True) -> None:
     """The calibrated fusion's word-by-word numbers on each candidate: the keyword
     side's words (``QueryWord``) and the name signal's shares (``engine.search.words``).
@@ -328,14 +323,19 @@ def feed_back(
     norm = quantize(scoring.feedback_norm(qf, beta))
     origin = (top.path, top.start_line, top.end_line)
     units = [retrieval.units.get(c.chunk_id) for c in cands]
-    times = [  # a query that asks when: the words of each unit that name a time
-        unit_times(c.text, c.start_line, u.first_lines, u.last_lines) if plan.time_weight else None
-        for c, u in zip(cands, units, strict=True)
-        if u is not None
-    ]
-    bonuses = [None if t is None else _time_bonuses(t, plan.time_weight) for t in times]
-    best = iter(_moved_best_units([u.matrix for u in units if u is not None], q, f, beta, bonuses))
-    unit_words = iter(times)
+    with_units = [(c, u) for c, u in zip(cands, units, strict=True) if u is not None]
+
+    lines: dict[int, list[str]] = {}
+
+    def said(k: int, i: int) -> str | None:  # the words of unit i of chunk k that name a time
+        c, u = with_units[k]
+        if k not in lines:
+            lines[k] = c.text.split("\n")
+        return unit_time(lines[k], c.start_line, u.first_lines[i], u.last_lines[i])
+
+    best = iter(
+        _moved_best_units([u.matrix for _, u in with_units], q, f, beta, plan.time_weight, said)
+    )
     scored: list[bool] = []  # the chunk's own vector takes part too
     chunk_vectors: list[np.ndarray] = []
     for c in cands:
@@ -354,12 +354,11 @@ def feed_back(
         )
         pairs: list[tuple[float, float]] = []  # (cos(q, x), cos(f, x)): unit, chunk
         if u is not None:
-            i, qu, fu = next(best)
-            said = next(unit_words)
+            i, qu, fu, words = next(best)
             moved.best_line, moved.best_line_end = u.first_lines[i], u.last_lines[i]
             moved.line_cosine, moved.feedback_line_cosine = quantize(qu), quantize(fu)
-            moved.time_words = said[i] if said else None
-            moved.time_bonus = plan.time_weight if moved.time_words else 0.0
+            moved.time_words = words
+            moved.time_bonus = plan.time_weight if words else 0.0
             pairs.append(
                 (quantize(moved.line_cosine + moved.time_bonus), moved.feedback_line_cosine)
             )
@@ -378,29 +377,60 @@ def _moved_best_units(
     q: np.ndarray,
     f: np.ndarray,
     beta: float,
-    bonuses: list[np.ndarray | None] | None = None,
-) -> list[tuple[int, float, float]]:
-    """Per unit matrix: (index, cos(q, u), cos(f, u)) of its unit u maximising
-    ``cos(q, u) + τ_u + β·cos(f, u)`` (the first of equals; τ_u from ``bonuses``, a
-    query that asks when, else 0) — every chunk's units in one product with (q, f)
-    instead of two small ones per chunk."""
+    tau: float = 0.0,
+    said: Callable[[int, int], str | None] | None = None,
+) -> list[tuple[int, float, float, str | None]]:
+    """Per unit matrix k: (index, cos(q, u), cos(f, u), time words) of its unit u
+    maximising ``cos(q, u) + τ_u + β·cos(f, u)`` (the first of equals) — every chunk's
+    units in one product with (q, f) instead of two small ones per chunk.
+
+    τ_u is ``tau`` when ``said(k, u)`` finds words that name a time (a query that asks
+    when), else 0. Only the units that τ could lift to the top are read: from the best
+    down, those within τ of it, until the first that names a time."""
     if not mats:
         return []
     lengths = [m.shape[0] for m in mats]
     starts = np.cumsum([0, *lengths[:-1]])
     sims = np.concatenate(mats) @ np.stack([q, f], axis=1)
-    moved = sims[:, 0] + beta * sims[:, 1]
-    if bonuses is not None and any(b is not None for b in bonuses):
-        moved = moved + np.concatenate(
-            [np.zeros(n) if b is None else b for b, n in zip(bonuses, lengths, strict=True)]
-        )
-    moved = np.nan_to_num(moved, nan=-np.inf)
+    moved = np.nan_to_num(sims[:, 0] + beta * sims[:, 1], nan=-np.inf)
     tops = np.maximum.reduceat(moved, starts)
     at_top = np.flatnonzero(moved == np.repeat(tops, lengths))
     rows = at_top[np.searchsorted(at_top, starts)]  # each chunk's first best row
+    words: list[str | None] = [None] * len(mats)
+    if tau > 0 and said is not None:
+        values = moved.tolist()  # plain floats: a chunk has a handful of units
+        for k, (start, top) in enumerate(zip(starts.tolist(), rows.tolist(), strict=True)):
+            part = values[start : start + lengths[k]]
+            i, words[k] = _timed_unit(part, top - start, tau, partial(said, k))
+            rows[k] = start + i
     return list(
-        zip((rows - starts).tolist(), sims[rows, 0].tolist(), sims[rows, 1].tolist(), strict=True)
+        zip(
+            (rows - starts).tolist(),
+            sims[rows, 0].tolist(),
+            sims[rows, 1].tolist(),
+            words,
+            strict=True,
+        )
     )
+
+
+def _timed_unit(
+    values: list[float], top: int, tau: float, said: Callable[[int], str | None]
+) -> tuple[int, str | None]:
+    """The unit of the largest ``value + τ × [it names a time]`` (the first of equals)
+    and its time words, given ``top``, the first unit of the largest value. From the
+    highest value down, only the units within τ of the top are read, up to the first
+    that names a time: no unit below it can do better."""
+    best = values[top]
+    for _, i in sorted((-v, i) for i, v in enumerate(values) if v >= best - tau):
+        words = said(i)
+        if words is None:
+            continue
+        lifted = values[i] + tau
+        if i == top or lifted > best or (lifted == best and i < top):
+            return i, words
+        return top, None
+    return top, None
 
 
 def apply_decay(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
-from engine.search.intent import asks_when, time_expression, unit_times
+from engine.search.intent import asks_when, time_expression, unit_time
 
 
 @pytest.mark.parametrize(
@@ -76,4 +79,67 @@ def test_words_that_do_not(text: str) -> None:
 def test_each_unit_of_a_chunk_by_its_file_lines() -> None:
     text = "# Staging\n- Moved it yesterday.\n- Host is db-2.\nwrapped prose that\nsays last week"
     # the chunk starts at file line 10: units are lines 11, 12 and the paragraph 13–14
-    assert unit_times(text, 10, (11, 12, 13), (11, 12, 14)) == ("yesterday", None, "last week")
+    units = ((11, 11), (12, 12), (13, 14))
+    got = [unit_time(text.split("\n"), 10, first, last) for first, last in units]
+    assert got == ["yesterday", None, "last week"]
+
+
+def test_the_rules_read_word_by_word_equal_one_regular_expression() -> None:
+    """``time_expression`` reads a line's words (fast); this regular expression says the
+    same rules in one pattern (slow: ~180 µs a chunk). On random lines made of time
+    words, near misses, numbers and punctuation, both find the same words."""
+    days = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    months = "january|february|march|april|june|july|august|september|october|november|december"
+    periods = (
+        f"week|weekend|month|year|night|morning|evening|summer|winter|spring|autumn|fall|{days}"
+    )
+    rule = re.compile(
+        r"\b(?:yesterday|today|tonight|tomorrow|recently|the other day|ago"
+        rf"|(?:last|next|this|past) (?:{periods})|{days}|{months}"
+        r"|may \d{1,4}|\d{1,2}(?:st|nd|rd|th)? may|(?:19|20)\d\d|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
+        re.IGNORECASE,
+    )
+    vocabulary = [
+        "the",
+        "other",
+        "day",
+        "Day",
+        "last",
+        "next",
+        "this",
+        "past",
+        "week",
+        "weekend",
+        "weekly",
+        "month",
+        "year",
+        "night",
+        "May",
+        "may",
+        "Friday",
+        "fridays",
+        "March",
+        "marching",
+        "ago",
+        "agony",
+        "today",
+        "todays",
+        "7th",
+        "21",
+        "2024",
+        "20245",
+        "1999",
+                        "staging",
+        "deploy",
+        "Ana",
+        "café",
+        "is",
+        "on",
+        "at",
+    ]
+    rng = random.Random(11)
+    for _ in range(20_000):
+        words = rng.choices(vocabulary, k=rng.randint(1, 9))
+        line = "".join(w + rng.choice([" ", " ", " ", ", ", ". ", "-", "!"]) for w in words)
+        want = rule.search(line)
+        assert time_expression(line) == (want.group(0) if want else None), line

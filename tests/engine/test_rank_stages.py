@@ -22,6 +22,7 @@ from engine.search import explain, scoring
 from engine.search.model import Candidate, Retrieval, SearchOptions
 from engine.search.rank import (
     RankPlan,
+    _moved_best_units,
     apply_decay,
     cut_results,
     feed_back,
@@ -291,6 +292,33 @@ def test_a_question_about_when_adds_tau_in_the_feedback_to_a_unit_that_names_a_t
         p = plan_ranking(rq, o)
         (c,) = feed_back(fuse(gather_candidates(rq, p), p, o), rq, p, o)
         assert (c.best_line, c.time_bonus, c.time_words) == (5, 0.0, None)
+
+
+def test_the_lazy_time_check_picks_what_every_unit_checked_would() -> None:
+    """``_moved_best_units`` reads only the units τ could lift to the top; its choice is
+    the argmax of ``cos(q, u) + τ_u + β·cos(f, u)`` over every unit, the first of equals
+    (ties made likely by rounding the vectors to a few values)."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        mats = [
+            np.round(rng.normal(size=(int(rng.integers(1, 7)), 4)), 1)
+            for _ in range(int(rng.integers(1, 5)))
+        ]
+        q, f = np.round(rng.normal(size=4), 1), np.round(rng.normal(size=4), 1)
+        timed = [rng.random(m.shape[0]) < 0.4 for m in mats]
+        asked: list[tuple[int, int]] = []
+
+        def said(k: int, i: int, timed=timed, asked=asked) -> str | None:
+            asked.append((k, i))
+            return "yesterday" if timed[k][i] else None
+
+        got = _moved_best_units(mats, q, f, 0.3, 0.15, said)
+        for k, m in enumerate(mats):
+            value = m @ q + 0.3 * (m @ f) + 0.15 * timed[k]
+            i = int(np.argmax(value))
+            assert got[k][0] == i, (k, value, got[k])
+            assert got[k][3] == ("yesterday" if timed[k][i] else None)
+        assert len(asked) <= sum(m.shape[0] for m in mats)
 
 
 # -- decay -----------------------------------------------------------------------
