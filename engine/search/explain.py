@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields, is_dataclass
 
 from engine.search import scoring
 from engine.search.model import Candidate, QueryWord, SearchOptions
+from engine.search.words import function_word
 
 __all__ = [
     "Line",
@@ -153,12 +154,16 @@ def _term_weights(c: Candidate) -> dict[str, float] | None:
 
 
 def word_weight_lines(c: Candidate) -> list[Line]:
-    """Each query word's weight, ``ln((N − n + 0.5) ÷ (n + 0.5))`` (floored), then their sum."""
+    """Each query word's weight, ``ln((N − n + 0.5) ÷ (n + 0.5))`` (floored; a function
+    word: the floor), then their sum."""
     if c.text_words is None or c.text_rows is None or c.text_weight_sum is None:
         return []
     floor = scoring.WORD_WEIGHT_FLOOR
     lines = []
     for w in c.text_words:
+        if function_word(w.term):  # no topic: the floor (the TUI says why)
+            lines.append(Line(f"{floor:g}", fmt(w.weight)))
+            continue
         expr = f"ln(({c.text_rows} − {w.docs} + 0.5) ÷ ({w.docs} + 0.5))"
         if scoring.word_weight(w.docs, c.text_rows) == floor:
             expr = f"max({floor:g}, {expr})"

@@ -28,7 +28,7 @@ from engine.index.store import ChunkRow
 from engine.search import scoring
 from engine.search.model import Retrieval, SearchOptions
 from engine.search.query import ParsedQuery, match_expression, parse_query
-from engine.search.words import token_counts, word_terms
+from engine.search.words import function_word, token_counts, word_terms
 
 __all__ = [
     "COMPLETE_WINDOW",
@@ -409,7 +409,11 @@ class QueryTerms:
         total = self.total()
         counts = self.doc_counts()
         return {
-            w: (scoring.word_weight(counts.get(w, 0), total), total, counts.get(w, 0))
+            w: (
+                scoring.word_weight(counts.get(w, 0), total, function_word=function_word(w)),
+                total,
+                counts.get(w, 0),
+            )
             for w in self.query.terms
         }
 

@@ -317,9 +317,10 @@ def calibrated_text(bm25_magnitude: float, idf_sum: float) -> float:
     return min(1.0, bm25_magnitude / (CALIBRATED_TEXT_SCALE * idf_sum))
 
 
-def word_weight(docs_with_term: int, total_docs: int) -> float:
+def word_weight(docs_with_term: int, total_docs: int, *, function_word: bool = False) -> float:
     """A query word's weight on the ``calibrated`` keyword side: FTS5's idf
-    ``ln((N − n + 0.5) ÷ (n + 0.5))``, at least ``WORD_WEIGHT_FLOOR``.
+    ``ln((N − n + 0.5) ÷ (n + 0.5))``, at least ``WORD_WEIGHT_FLOOR``; a function word
+    (``engine.search.words.FUNCTION_WORDS``) weighs the floor.
 
     Only the ratios of a query's weights matter (:func:`calibrated_words_text`
     divides by their sum), so a one-word query's text side depends on no other
@@ -327,6 +328,8 @@ def word_weight(docs_with_term: int, total_docs: int) -> float:
     nearly nothing in bm25; the weight reaches the floor continuously (the idf is 0
     at n = N/2), so one added file moves it a little, never by a jump.
     """
+    if function_word:
+        return WORD_WEIGHT_FLOOR
     n = max(0, docs_with_term)
     total = max(0, total_docs)
     return max(WORD_WEIGHT_FLOOR, math.log((total - n + 0.5) / (n + 0.5)))

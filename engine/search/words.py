@@ -23,8 +23,10 @@ from engine.index.tokens import words_of
 from engine.index.unicode61 import term_counts, word_terms
 
 __all__ = [
+    "FUNCTION_WORDS",
     "fold",
     "folded_words",
+    "function_word",
     "heading_words",
     "name_words",
     "path_words",
@@ -34,6 +36,26 @@ __all__ = [
 
 #: the workspace's memory folder: every note is under it, so it names nothing
 _ROOT_FOLDER = "memory"
+
+#: English words that carry no topic: articles, pronouns, auxiliaries, prepositions,
+#: conjunctions, question words. On the calibrated keyword side each weighs the floor
+#: (``scoring.word_weight``): "When is the atlas cut-over" is about atlas and cut-over.
+#: By its idf alone, a word a small memory seldom holds ("when", "is") weighed most.
+FUNCTION_WORDS = frozenset(
+    " ".join(
+        (
+            "a an and are as at be been by can could did do does for from had has have he her",
+            "his how i if in into is it its me my of on or our she so than that the their them",
+            "they this to was we were what when where which who whom why will with would you",
+            "your kind type any some many much often ever there after before about during since",
+        )
+    ).split(" ")
+)
+
+
+def function_word(term: str) -> bool:
+    """Whether a query term is one of :data:`FUNCTION_WORDS` (any case)."""
+    return term.lower() in FUNCTION_WORDS
 
 
 @lru_cache(maxsize=65536)

@@ -41,19 +41,11 @@ from engine.index.line_vectors import space_key, unit_spans
 from engine.index.tokens import query_tokens
 from engine.search.model import Candidate
 from engine.search.rank import rank
+from engine.search.words import FUNCTION_WORDS
 from tests.bench import calibrate, common, locomo, offtopic
 
 #: words that carry no content in a question (for the "different words" flag only)
-STOPWORDS = frozenset(
-    " ".join(
-        (
-            "a an and are as at be been by can could did do does for from had has have he her",
-            "his how i if in into is it its me my of on or our she so than that the their them",
-            "they this to was we were what when where which who whom why will with would you",
-            "your kind type any some many much often ever there after before about during since",
-        )
-    ).split(" ")
-)
+STOPWORDS = FUNCTION_WORDS
 RELATIVE_DATE = re.compile(
     r"\b(yesterday|today|tonight|last (?:week|weekend|month|year|night|friday|saturday|sunday"
     r"|monday|tuesday|wednesday|thursday)|next (?:week|month|year)|this (?:week|weekend|month)"

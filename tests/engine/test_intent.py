@@ -129,7 +129,7 @@ def test_the_rules_read_word_by_word_equal_one_regular_expression() -> None:
         "2024",
         "20245",
         "1999",
-                        "staging",
+        "staging",
         "deploy",
         "Ana",
         "café",

@@ -511,6 +511,8 @@ def test_word_weights_are_fts5s_idf_with_a_printable_floor() -> None:
     assert scoring.word_weight(6, 10) == scoring.word_weight(10, 10) == scoring.WORD_WEIGHT_FLOOR
     # continuous: just under half the chunks the weight is already near the floor
     assert scoring.word_weight(499, 1000) < 0.01 + 1e-9
+    # a function word carries no topic: the floor, however seldom the memory holds it
+    assert scoring.word_weight(0, 10, function_word=True) == scoring.WORD_WEIGHT_FLOOR
 
 
 def test_a_chunk_missing_a_query_word_cannot_reach_the_full_text_side() -> None:

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from engine.search import explain, scoring
 from engine.search.explain import formula
 from engine.search.rank import rank
 from engine.search.scoring import bm25_rank_to_score
@@ -243,3 +244,23 @@ def test_a_query_that_fails_to_stage_is_answered_keyword_only(make_engine, works
     assert out.mode == "fts" and out.results[0].path == "MEMORY.md"
     assert out.retrieval.vector_error == "the model file went away"
     assert provider.ran_on == []
+
+
+def test_a_questions_function_words_weigh_nothing(make_concept_engine) -> None:
+    """A small memory seldom holds "when" or "is", so by idf alone they weighed most
+    of "when is the porto train": the note that holds "porto" and "train" but not them
+    lost most of the keyword side. Function words weigh the floor; the breakdown says
+    so and its arithmetic still adds up."""
+    engine = make_concept_engine({"memory/2026-03-20.md": "When is it? Is it now? The end.\n"})
+    out = engine.search("when is the porto train", engine.default_options().with_(min_score=0.0))
+    train = next(c for c in out.candidates if c.path == "memory/2026-03-14.md")
+    assert train.text_words is not None
+    weights = {w.term: w.weight for w in train.text_words}
+    assert weights["when"] == weights["is"] == weights["the"] == scoring.WORD_WEIGHT_FLOOR
+    assert weights["porto"] > 0.5 and weights["train"] > 0.5
+    # holding both content words, it has nearly the full keyword side, and ranks first
+    assert train.text_component is not None and train.text_component > 0.9
+    assert out.results[0].path == "memory/2026-03-14.md"
+    lines = explain.word_weight_lines(train)
+    assert [str(x) for x in lines[:3]] == ["0.01 = 0.0100"] * 3
+    assert all(explain.agrees(x) for x in lines)

@@ -24,6 +24,7 @@ from engine.search.scoring import (
     REFERENCE_LENGTH,
     UNIT_TEXT_SCALE,
 )
+from engine.search.words import function_word
 from tui.format import NAME_STYLE, location, score_bar, signed_shift, style_of
 
 LIST_ROWS = 12
@@ -90,7 +91,10 @@ def _words_text(c: Candidate) -> str:
     found = ", ".join(f"{w.term} {'–' if w.tf is None else f'×{w.tf}'}" for w in c.text_words)
     weights = ex.word_weight_lines(c)
     shown = [
-        " · ".join(f"{w.term}: {line}" for w, line in zip(c.text_words, weights, strict=False)),
+        " · ".join(
+            f"{w.term}{' (a function word)' if function_word(w.term) else ''}: {line}"
+            for w, line in zip(c.text_words, weights, strict=False)
+        ),
         *[str(line) for line in weights[len(c.text_words) :]],  # the sum of the weights
     ]
     strengths = ex.strength_lines(c)
