@@ -44,7 +44,7 @@ from engine.search.retrieve import retrieve
 from tests.bench import common, cranfield, locomo, offtopic
 
 #: bump when what ``collect`` stores changes
-FORMAT = 6
+FORMAT = 7  # 7: function words weigh the floor (the retrievals keep the word weights)
 #: candidates per side fetched once; smaller counts are prefixes (``common.truncate``)
 MAX_MULTIPLIER = 8
 
