@@ -18,6 +18,7 @@ import itertools
 import json
 import re
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,17 @@ NOTES = {
     "MEMORY.md": "# Memory\n\nDana prefers flat white coffee.\n",
     "memory/2026-03-01.md": "# 2026-03-01\n\nAtlas rollback plan drafted.\n",
 }
+
+
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A loopback server that does not print a traceback when a client hangs up
+    mid-request (the tests that cancel a search or time out a provider do that on
+    purpose); any other error in a handler is printed as usual."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
 
 def write_notes(root: Path, extra: dict[str, str] | None = None) -> Path:
@@ -186,7 +198,7 @@ class ProviderServer:
 
             do_GET = do_POST = _handle
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

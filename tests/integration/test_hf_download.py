@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 from engine.embeddings.base import ProviderError
 from engine.embeddings.hf_download import HfUri, download
+from tests.provider_servers import QuietHTTPServer
 
 PAYLOAD = bytes(range(256)) * 4096  # 1 MiB
 
@@ -46,7 +47,7 @@ class _Server:
                     return
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
