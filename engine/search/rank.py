@@ -211,8 +211,11 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
                 if line is not None:
                     c.best_line, c.best_line_end = line.first_line, line.last_line
                     c.line_cosine = scoring.quantize(line.cosine)
-                    unit = scoring.quantize(c.line_cosine + c.time_bonus)
-                    c.vector_input = unit if c.vector_score is None else max(unit, c.vector_score)
+                    c.vector_input = (
+                        c.line_cosine
+                        if c.vector_score is None
+                        else max(c.line_cosine, c.vector_score)
+                    )
                 else:
                     c.vector_input = c.vector_score
     return list(cands.values())

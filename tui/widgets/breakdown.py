@@ -58,7 +58,7 @@ def _calibrated_vector(c: Candidate) -> str:
         ]
         return "\n       ".join([where, *(str(x) for x in shown if x is not None)])
     where = (
-        f"best {unit} cosine {ex.unit_cosine(c)}{_said_when(c)} (chunk cosine {chunk})"
+        f"best {unit} cosine {ex.fmt(c.line_cosine or 0.0)} (chunk cosine {chunk})"
         if unit is not None
         else f"chunk cosine {value} (no line vectors)"
     )
