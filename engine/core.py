@@ -40,6 +40,7 @@ from engine.index.indexer import (
 )
 from engine.index.line_vectors import lines_setting, space_key
 from engine.index.store import PAGE_SIZE, Store, page_size_for
+from engine.index.store_checks import CheckLevel
 from engine.memory.recall import MAX_EVENTS, MAX_SEARCHES
 from engine.memory.recall import counts as recall_counts
 from engine.repair import IndexRepair
@@ -64,6 +65,9 @@ from engine.workspace.files import MAX_INDEX_BYTES, Workspace
 #: with the default's line vectors (docs/benchmarks/2026-11-28-cost.md), with a
 #: margin; a rebuild uses the index's own size
 INDEX_PER_MARKDOWN = 16
+#: ``memdeck status`` checks the pages of an index up to this size (SQLite's
+#: ``quick_check`` reads 64 MiB in about a tenth of a second here)
+STATUS_PAGE_CHECK_BYTES = 64 * 1024 * 1024
 
 
 class IndexNotBuilt(RuntimeError):
@@ -248,7 +252,16 @@ class Engine(IndexRepair):
             store.counts()  # touches every table: a damaged file fails here
             return store
         except CorruptIndexError as exc:
-            return self._recover_corrupt(str(exc))
+            if not self.read_only:
+                return self._recover_corrupt(str(exc))
+            # status, search, get and curate only read: the file stays as it is for
+            # the next writer (``memdeck index``) to move aside and rebuild
+            self.damage = (f"the index cannot be read: {exc}",)
+            self.unavailable = (
+                f"the index {self.index_path} is damaged ({exc}); run `memdeck index` to "
+                "rebuild it from the Markdown"
+            )
+            return self._new_store(Path(":memory:"))
         except (DatabaseError, OSError) as exc:
             self.write_problem = diagnose_index(self.index_path, exc)
             problem = self.write_problem.text
@@ -720,6 +733,20 @@ class Engine(IndexRepair):
                 self._interim = None
 
     # -- status ------------------------------------------------------------------
+    def _status_check(self) -> CheckLevel:
+        """How much of the index ``memdeck status`` checks: its pages too (SQLite's
+        ``quick_check`` reads each once) when the file is at most
+        ``STATUS_PAGE_CHECK_BYTES``, so a damaged page is listed before a search
+        meets it; a larger index gets the open check, and ``memdeck index`` checks
+        its pages before it syncs."""
+        if not self.backend.local_file:
+            return "open"
+        try:
+            size = self.index_path.stat().st_size
+        except OSError:
+            return "open"
+        return "index" if size <= STATUS_PAGE_CHECK_BYTES else "open"
+
     def status(self, *, load_provider: bool = True) -> EngineStatus:
         """The index, provider and sync state. Without ``load_provider`` a model not
         loaded yet stays unloaded (its ``dims`` unknown, a broken file found by the
@@ -781,7 +808,7 @@ class Engine(IndexRepair):
             last_error=self.state.last_error,
             recovered=self.recovered,
             integrity_check=self.integrity_check,
-            damage=self.damage or (store.check() if self.read_only else ()),
+            damage=self.damage or (store.check(self._status_check()) if self.read_only else ()),
             search_error=self.search_error,
             recall=self._recall_size(),
             write_problem=self.write_problem or self._space_problem(),

@@ -67,8 +67,8 @@ def sessions_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _open(args: argparse.Namespace) -> tuple[Engine, Dreamer]:
-    engine = open_engine(args)
+def _open(args: argparse.Namespace, *, read_only: bool = False) -> tuple[Engine, Dreamer]:
+    engine = open_engine(args, read_only=read_only)
     dreamer = Dreamer(engine)
     for warning in dreamer.config.warnings:
         print(f"memdeck: warning: {warning}", file=sys.stderr)
@@ -76,7 +76,8 @@ def _open(args: argparse.Namespace) -> tuple[Engine, Dreamer]:
 
 
 def promote_command(args: argparse.Namespace) -> int:
-    engine, dreamer = _open(args)
+    # a review writes nothing: without --apply or --reject not even an index is created
+    engine, dreamer = _open(args, read_only=not (args.apply or args.reject))
     try:
         deep = dreamer.deep()
         queue = deep.queue

@@ -250,7 +250,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines = [
         f"workspace   {st.workspace}",
         f"config      {st.config or 'none'} — {st.config_layout}",
-        f"index       {st.index}" + ("" if built else "  (not built yet: run memdeck index)"),
+        f"index       {st.index}"
+        + ("" if built or st.damage else "  (not built yet: run memdeck index)"),
         f"binding     {st.binding} ({st.store_version})",
         f"fts         {st.fts} ({st.fts_tokenizer})",
         f"vector      {st.vector}"

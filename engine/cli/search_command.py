@@ -64,6 +64,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         if builtin_needed and engine.unavailable is not None:
             from engine.core import IndexUnavailable
 
+            if args.json and args.batch is None:  # the answer says why, as a failed search's does
+                down = SearchUnavailable(
+                    error=engine.unavailable, action="run `memdeck status`, then `memdeck index`"
+                )
+                print(json.dumps(down.to_json(), ensure_ascii=False, indent=2))
             raise IndexUnavailable(engine.unavailable)
         if builtin_needed and not engine.index_built() and not tools_disabled_reason(engine):
             raise UsageError(

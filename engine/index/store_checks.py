@@ -43,7 +43,14 @@ class IndexChecks:
             rows = self.db.execute("pragma quick_check")
         except DatabaseError as exc:
             return f"quick_check failed: {exc}"
-        return "; ".join(str(r[0]) for r in rows[:5]) or "quick_check returned nothing"
+        # a row can hold several findings under a "*** in database main ***" header
+        found = [
+            line.strip()
+            for r in rows
+            for line in str(r[0]).splitlines()
+            if line.strip() and not line.startswith("***")
+        ]
+        return "; ".join(found[:5]) or "quick_check returned nothing"
 
     def integrity_check(self) -> str:
         """``pragma integrity_check`` ("ok" when healthy)."""

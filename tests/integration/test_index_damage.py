@@ -101,3 +101,55 @@ def test_damaged_vectors_are_never_ranked_and_check_rebuilds_them(make_engine, w
     assert done.full and "chunk vectors are not finite" in (engine.recovered or "")
     assert engine.store.check("thorough") == ()
     assert engine.search("coffee", options).results[0].path == "MEMORY.md"
+
+
+def test_a_file_that_is_not_an_index_is_left_alone_by_every_reader(built, workspace_dir) -> None:
+    """status, search, get and curate only read: a garbage file stays where it is,
+    each says it is damaged (not "not built yet"), and ``memdeck index`` rebuilds."""
+    index, env = built
+    index.write_bytes(b"GARBAGE" * 20_000)
+    before = index.read_bytes()
+    text = run_cli("status", "--workspace", str(workspace_dir), env=env)
+    assert text.returncode == 0, text.stderr
+    assert "damage      the index cannot be read: file is not a database" in text.stdout
+    assert "not built yet" not in text.stdout
+    status = json.loads(
+        run_cli("status", "--workspace", str(workspace_dir), "--json", env=env).stdout
+    )
+    assert status["damage"] == ["the index cannot be read: file is not a database"]
+    assert status["recovered"] is None
+    out = _search(workspace_dir, env, "--json")
+    assert out.returncode == 2, out
+    answer = json.loads(out.stdout)
+    assert answer["disabled"] is True and "is damaged (file is not a database)" in answer["error"]
+    assert str(index) in out.stderr and "run `memdeck index`" in out.stderr
+    assert _search(workspace_dir, env).returncode == 2
+    assert run_cli("curate", "--workspace", str(workspace_dir), env=env).returncode == 0
+    got = run_cli("get", "MEMORY.md", "--workspace", str(workspace_dir), env=env)
+    assert got.returncode == 0 and "Deploys go out on Tuesday" in got.stdout
+    assert index.read_bytes() == before and not list(index.parent.glob("*.corrupt"))
+    fixed = run_cli("index", "--workspace", str(workspace_dir), "--json", env=env)
+    assert fixed.returncode == 0, fixed.stderr
+    assert "file is not a database" in json.loads(fixed.stdout)["recovered"]
+    found = json.loads(_search(workspace_dir, env, "--json").stdout)
+    assert found["results"][0]["path"] == "MEMORY.md"
+
+
+def test_status_lists_damaged_pages(built, workspace_dir) -> None:
+    """A page SQLite cannot read is a finding of ``memdeck status`` before any search
+    meets it (the file is small enough for its page check)."""
+    index, env = built
+    data = bytearray(index.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = len(data) // page
+    for n in range(pages // 3, pages // 3 + 6):  # inside pages the open check never reads
+        data[n * page + 8 : n * page + page // 4] = b"\xab" * (page // 4 - 8)
+    index.write_bytes(bytes(data))
+    status = json.loads(
+        run_cli("status", "--workspace", str(workspace_dir), "--json", env=env).stdout
+    )
+    assert [f for f in status["damage"] if f.startswith("damaged pages: ")], status["damage"]
+    assert not any("*** in database" in f for f in status["damage"])
+    text = run_cli("status", "--workspace", str(workspace_dir), env=env).stdout
+    assert "damage      damaged pages: " in text

@@ -191,3 +191,16 @@ def test_sessions_json_via_real_process(env):
     (sessions / "sessions.json").write_text("[1, 2")
     bad = run_cli("sessions", "-w", str(ws), "--json", env=os.environ)
     assert bad.returncode == 2 and "not valid JSON" in bad.stderr
+
+
+def test_a_review_of_a_never_indexed_workspace_creates_nothing(env, capsys):
+    """``promote`` without ``--apply`` (text or JSON, either option order) and a
+    workspace no command indexed yet: no index file, no state folder for it."""
+    ws, state, _ = env
+    before = sorted(p.relative_to(state) for p in state.rglob("*"))
+    for argv in (("promote", "-w", str(ws)), ("--json", "-w", str(ws), "promote")):
+        code, out, _ = _run(capsys, *argv)
+        assert code == 0
+        assert "no candidate waiting for review" in out or json.loads(out)["dryRun"] is True
+    assert sorted(p.relative_to(state) for p in state.rglob("*")) == before
+    assert not list(state.rglob("*.sqlite"))
