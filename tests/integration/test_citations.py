@@ -39,9 +39,7 @@ def _wc_l(path: Path) -> int:
     return path.read_bytes().count(b"\n")
 
 
-def _cited(
-    workspace: Path, env: dict[str, str], *profile: str
-) -> dict[tuple[str, int, int], str]:
+def _cited(workspace: Path, env: dict[str, str], *profile: str) -> dict[tuple[str, int, int], str]:
     """(path, first, last) of every citation → the snippet it cites (its excerpt)."""
     cited = {}
     batch = "".join(json.dumps({"id": i, "query": q}) + "\n" for i, q in enumerate(QUERIES))

@@ -250,9 +250,7 @@ def test_both_stores_implement_the_index_store_interface(pg_dsn: str, tmp_path) 
     numpy vector matrix and the compaction of a rebuilt file)."""
     from engine.index.index_store import IndexStore
 
-    wanted = {n for n in dir(IndexStore) if not n.startswith("_")} | set(
-        IndexStore.__annotations__
-    )
+    wanted = {n for n in dir(IndexStore) if not n.startswith("_")} | set(IndexStore.__annotations__)
     sqlite, pg = Store(tmp_path / "i.sqlite"), PgStore(pg_dsn, "iface")
     try:
         for store in (sqlite, pg):
