@@ -33,6 +33,7 @@ from engine.cli.common import (
     print_json,
 )
 from engine.cli.search_command import cmd_search
+from engine.config.memory_search import MAX_RESULTS_LIMIT
 from engine.config.settings import FUSIONS
 
 #: sync errors that mean chunks were left without vectors (see engine.index.indexer)
@@ -116,10 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?", help="search text")
     p.add_argument(
         "--max-results",
-        type=whole_number(1),
+        type=whole_number(1, MAX_RESULTS_LIMIT),
         dest="max_results",
         metavar="N",
-        help="at most N results, N ≥ 1 (default: query.maxResults from the config, 6)",
+        help=f"at most N results, 1 ≤ N ≤ {MAX_RESULTS_LIMIT} (as memory_search takes;"
+        " default: query.maxResults from the config, 6)",
     )
     p.add_argument(
         "--min-score",
@@ -509,21 +511,22 @@ def cmd_get(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def whole_number(lowest: int) -> Callable[[str], int]:
-    """An argparse type: an integer of at least ``lowest``; anything else is a usage
-    error naming the option and the allowed range (never silently clamped)."""
+def whole_number(lowest: int, highest: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``lowest`` (and at most ``highest``);
+    anything else is a usage error naming the option and the allowed range (never
+    silently clamped)."""
+    allowed = f"of at least {lowest}" if highest is None else f"from {lowest} to {highest}"
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"must be a whole number of at least {lowest} (got {text!r})"
+                f"must be a whole number {allowed} (got {text!r})"
             ) from None
-        if value < lowest:
-            raise argparse.ArgumentTypeError(
-                f"must be a whole number of at least {lowest} (got {value})"
-            )
+        if value < lowest or (highest is not None and value > highest):
+            shown = str(value) if len(str(value)) <= 20 else f"{str(value)[:20]}…"
+            raise argparse.ArgumentTypeError(f"must be a whole number {allowed} (got {shown})")
         return value
 
     return parse

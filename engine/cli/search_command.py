@@ -138,10 +138,16 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.explain and result.explain is not None:
         dropped: list[dict[str, Any]] = result.explain["dropped"]  # type: ignore[assignment]
         print(f"\n{len(dropped)} dropped candidates")
-        for d in dropped[:20]:
+        for d in dropped[:DROPPED_SHOWN]:
             where = f"{d['path']}:{d['start_line']}-{d['end_line']}"
             print(f"   {where}  {d['score']:.4f}  {d['dropped']}")
+        if len(dropped) > DROPPED_SHOWN:
+            print(f"   … {len(dropped) - DROPPED_SHOWN} more (--json lists every one)")
     return EXIT_OK
+
+
+#: dropped candidates the text output of ``--explain`` lists (the best first)
+DROPPED_SHOWN = 20
 
 
 #: characters of a result's snippet the text output shows

@@ -316,11 +316,19 @@ def test_workspace_problem_kinds(tmp_path: Path) -> None:
 OUT_OF_RANGE = [
     (
         ("search", "coffee", "--max-results", "0"),
-        "argument --max-results: must be a whole number of at least 1 (got 0)",
+        "argument --max-results: must be a whole number from 1 to 50 (got 0)",
     ),
     (
         ("search", "coffee", "--max-results", "two"),
-        "argument --max-results: must be a whole number of at least 1 (got 'two')",
+        "argument --max-results: must be a whole number from 1 to 50 (got 'two')",
+    ),
+    (
+        ("search", "coffee", "--max-results", "51"),
+        "argument --max-results: must be a whole number from 1 to 50 (got 51)",
+    ),
+    (  # past a 64-bit integer: a usage error, not an OverflowError from SQLite
+        ("search", "coffee", "--max-results=9223372036854775808"),
+        "argument --max-results: must be a whole number from 1 to 50 (got 9223372036854775808)",
     ),
     (
         ("search", "coffee", "--min-score", "5"),
