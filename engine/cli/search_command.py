@@ -54,6 +54,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     engine = open_engine(args, read_only=True)  # never builds an index nor probes a provider
     try:
         custom = any(x is not None for x in (args.mode, args.fusion, args.mmr, args.decay))
+        attached = False
+        if args.backend == "qmd" and engine.qmd is None and not tools_disabled_reason(engine):
+            from engine.cli.qmd_compare import attach
+
+            attach(engine)  # forced: qmd answers where memory.backend is builtin too
+            attached = True
         searcher = engine.searcher_for(args.backend)
         if custom and engine.searcher.name == "openclaw":
             raise UsageError(
@@ -78,7 +84,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.compare or searcher.name == "qmd":
             from engine.cli.qmd_compare import attach, compare, format_compare
 
-            attach(engine)
+            if not attached:
+                attach(engine)
             if args.compare:
                 if not args.query:
                     raise UsageError("--compare needs a QUERY")

@@ -241,12 +241,23 @@ class Settings:
     warnings: tuple[str, ...] = ()
 
     @property
+    def folder_tag(self) -> str | None:
+        """None for the agent's own workspace; for another folder (the demo, any notes
+        folder) ten hex digits of the SHA-256 of its path, which its index file and
+        its qmd home are named with, so opening it never rewrites the agent's index
+        or qmd collections with unrelated files."""
+        if self.agent_workspace is None or self.workspace == self.agent_workspace:
+            return None
+        return hashlib.sha256(str(self.workspace).encode()).hexdigest()[:10]
+
+    @property
     def index_path(self) -> Path:
         if self.memory_search.store.path is not None:
             return self.memory_search.store.path
-        if self.agent_workspace is None or self.workspace == self.agent_workspace:
-            return self.state_dir / "memory" / f"{self.agent_id}.memdeck.sqlite"
-        # Another folder (the demo, any notes folder) gets its own index, so opening
-        # it never rewrites the agent's index with unrelated files.
-        tag = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:10]
-        return self.state_dir / "memory" / f"{self.agent_id}.{tag}.memdeck.sqlite"
+        tag = self.folder_tag
+        name = (
+            f"{self.agent_id}.memdeck.sqlite"
+            if tag is None
+            else f"{self.agent_id}.{tag}.memdeck.sqlite"
+        )
+        return self.state_dir / "memory" / name

@@ -72,7 +72,12 @@ TIMEOUT_COOLDOWN_S = 30.0
 
 
 def qmd_home(settings: Settings) -> QmdHome:
-    return QmdHome(settings.state_dir / "agents" / settings.agent_id / "qmd")
+    """The agent's qmd home, as OpenClaw's; another folder gets one of its own
+    (``qmd-<tag>``, ``Settings.folder_tag``) beside it."""
+    tag = settings.folder_tag
+    return QmdHome(
+        settings.state_dir / "agents" / settings.agent_id / ("qmd" if tag is None else f"qmd-{tag}")
+    )
 
 
 def search_args(

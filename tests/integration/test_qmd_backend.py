@@ -112,9 +112,13 @@ class World:
             "limits": {"timeoutMs": 30000},
         }
         block = merge(base, qmd or {})
-        self.config.write_text(
-            json.dumps({"memory": {"backend": "qmd", "qmd": block}}), encoding="utf-8"
-        )
+        # ws is the agent's workspace: its qmd home is the agent's own (another folder
+        # gets one of its own, Settings.folder_tag)
+        doc = {
+            "agents": {"defaults": {"workspace": str(self.ws)}},
+            "memory": {"backend": "qmd", "qmd": block},
+        }
+        self.config.write_text(json.dumps(doc), encoding="utf-8")
         settings = load_settings(config_path=self.config, workspace=self.ws, env=self.env)
         engine = Engine(settings, provider=None, env=self.env)
         self.engines.append(engine)

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from engine.cli.qmd_progress import QmdProgressPrinter
+from engine.config.loader import load_settings
 from engine.qmd.backend import QmdProgress
 from tests.cli_process import cli_env, run_cli
 from tests.integration.test_qmd_backend import FILES, QMD_BIN, requires_qmd, write_tree
@@ -29,7 +30,12 @@ def test_first_qmd_search_shows_progress_then_answers(tmp_path: Path) -> None:
     # every step is announced at once (no delay), so the test does not depend on speed
     env = cli_env(state, {"MEMDECK_PROGRESS_DELAY_S": "0"})
     assert run_cli("index", "-w", str(ws), "--config", str(cfg), env=env).returncode == 0
-    qmd_home = state / "agents" / "main" / "qmd"
+    # ws is not the agent's workspace: it gets a qmd home of its own, named with the
+    # hash its index file is named with, and the agent's own home is left alone
+    homes = sorted((state / "agents" / "main").glob("qmd*"))
+    tag = load_settings(workspace=ws, config_path=cfg, env=env).folder_tag
+    assert tag is not None and homes == [state / "agents" / "main" / f"qmd-{tag}"], homes
+    qmd_home = homes[0]
     assert qmd_home.is_dir(), "`index` refreshed qmd too"
     shutil.rmtree(qmd_home)  # the search starts from a fresh qmd home
     r = run_cli(
@@ -64,3 +70,31 @@ def test_progress_printer_announces_slow_steps_only() -> None:
         "can take minutes) (boot)…",
         "memdeck: qmd embed failed after 12.3 s",
     ]
+
+
+@requires_qmd
+def test_backend_qmd_is_forced_where_the_config_says_builtin(tmp_path: Path) -> None:
+    """``--backend qmd`` (either option order) makes qmd answer although
+    ``memory.backend`` is the builtin index: no silent builtin answer."""
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    write_tree(ws, FILES)
+    state.mkdir()
+    cfg = state / "openclaw.json"
+    cfg.write_text(json.dumps({"memory": {"qmd": {"command": str(QMD_BIN)}}}))
+    env = cli_env(state)
+    assert run_cli("index", "-w", str(ws), "--config", str(cfg), env=env).returncode == 0
+    for argv in (
+        ("search", "Zebra tables", "--backend", "qmd", "--json", "-w", str(ws)),
+        ("--json", "-w", str(ws), "search", "--backend=qmd", "Zebra tables"),
+    ):
+        r = run_cli(*argv, "--config", str(cfg), env=env)
+        assert r.returncode == 0, r.stderr
+        answer = json.loads(r.stdout)
+        assert answer["backend"] == "qmd" and answer.get("backendFallback") is None, answer
+        assert "memory/projects/zebra.md" in [hit["path"] for hit in answer["results"]]
+    builtin = json.loads(
+        run_cli(
+            "search", "Zebra tables", "--json", "-w", str(ws), "--config", str(cfg), env=env
+        ).stdout
+    )
+    assert builtin["backend"] == "builtin"
