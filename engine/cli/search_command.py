@@ -185,9 +185,10 @@ def _explain_lines(b: Mapping[str, Any]) -> list[str]:
     parts: Mapping[str, Any] | None = b.get("parts")
     arithmetic: list[str] = list(b.get("arithmetic") or [])
     lists = ",".join(b["lists"]) or "-"
-    if parts is None or not arithmetic:
+    if parts is None or not arithmetic:  # the openclaw profile: its formula, step by step
         return [
             str(b["formula"]),
+            *([str(b["boost_arithmetic"])] if b.get("boost_arithmetic") else []),
             f"vector {_fmt(b['vector_score'])} (#{b['vector_position'] or '-'})  "
             f"text {_fmt(b['text_score'])} bm25 {_fmt(b['bm25_rank'])} "
             f"(#{b['fts_position'] or '-'})  lists {lists}",

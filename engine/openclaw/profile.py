@@ -40,7 +40,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,6 +53,7 @@ from engine.openclaw.profile_index import (
     OpenClawIndex,
     ProfileChunk,
 )
+from engine.search.explain import fmt, threshold
 from engine.search.model import Candidate
 from engine.search.scoring import bm25_rank_to_score
 
@@ -112,30 +113,44 @@ def _search_tokens(text: str) -> list[str]:
     return [t.lower() for t in word_tokens(unicodedata.normalize("NFC", text))]
 
 
-def lexical_boost(
-    query_tokens: Sequence[str], path: str, text: str
-) -> tuple[float, dict[str, Any]]:
-    """The boost added to a body hit's bm25 score, and its parts for the breakdown."""
+class LexicalBoost(NamedTuple):
+    """What OpenClaw adds to a body hit's bm25 score, by its parts (``value``)."""
+
+    share: float  # of the query's words present as whole tokens
+    density: float  # those words among the chunk's distinct tokens
+    path_words: int  # query words found in the path
+    length: float  # min(UTF-16 length ÷ 160, 0.18)
+
+    @property
+    def value(self) -> float:
+        return self.share * 0.45 + self.density * 0.2 + self.path_words * 0.18 + self.length
+
+    def arithmetic(self) -> str:
+        """``value`` as it is computed, for the breakdown."""
+        return (
+            f"boost 0.45×{self.share:.4f} + 0.2×{self.density:.4f} + 0.18×{self.path_words}"
+            f" + {self.length:.4f} = {self.value:.4f}"
+        )
+
+
+NO_BOOST = LexicalBoost(0.0, 0.0, 0, 0.0)
+
+
+def lexical_boost(query_tokens: Sequence[str], path: str, text: str) -> LexicalBoost:
+    """The boost added to a body hit's bm25 score (``.value``), with its parts."""
     if not query_tokens:
-        return 0.0, {}
+        return NO_BOOST
     text_tokens = _search_tokens(text)
     token_set = set(text_tokens)
     folded = {t.casefold() for t in token_set}
     overlap = sum(1 for q in query_tokens if q in token_set or q.casefold() in folded)
-    share = overlap / len(query_tokens)
-    density = overlap / max(len(token_set), 1)
     norm_path = unicodedata.normalize("NFC", path).casefold()
-    in_path = sum(1 for q in query_tokens if q.casefold() in norm_path)
-    length = min(utf16_len(text) / 160, 0.18)
-    boost = share * 0.45 + density * 0.2 + in_path * 0.18 + length
-    parts = {
-        "overlap": overlap,
-        "share": share,
-        "density": density,
-        "path_words": in_path,
-        "length": length,
-    }
-    return boost, parts
+    return LexicalBoost(
+        share=overlap / len(query_tokens),
+        density=overlap / max(len(token_set), 1),
+        path_words=sum(1 for q in query_tokens if q.casefold() in norm_path),
+        length=min(utf16_len(text) / 160, 0.18),
+    )
 
 
 # -- ordering -------------------------------------------------------------------
@@ -167,8 +182,10 @@ class Hit:
     path_score: float
     has_body: bool
     bm25_rank: float | None = None
-    boost: float = 0.0
-    boost_parts: dict[str, Any] = field(default_factory=dict)
+    boost: LexicalBoost = NO_BOOST
+    #: the bm25 score of the body hit the boost was added to (a chunk several
+    #: keyword queries found keeps the best body hit's pair)
+    body_score: float = 0.0
     terms: list[str] = field(default_factory=list)  # which keyword queries found it
 
 
@@ -189,16 +206,16 @@ def _keyword_search(index: OpenClawIndex, query: str, ranking_query: str, label:
         for cid, rank in index.body_hits(match):
             chunk = index.chunks[cid]
             text_score = bm25_rank_to_score(rank)
-            boost, parts = lexical_boost(query_tokens, chunk.path, chunk.text)
+            boost = lexical_boost(query_tokens, chunk.path, chunk.text)
             hits[cid] = Hit(
                 cid,
-                min(1.0, text_score + boost),
+                min(1.0, text_score + boost.value),
                 text_score,
                 0.0,
                 True,
                 rank,
                 boost,
-                parts,
+                text_score,
                 [label],
             )
     path_tokens = word_tokens(query, marks=True)
@@ -209,7 +226,7 @@ def _keyword_search(index: OpenClawIndex, query: str, ranking_query: str, label:
             if cid in hits:
                 hits[cid].path_score = max(hits[cid].path_score, score)
             else:
-                hits[cid] = Hit(cid, score, 0.0, score, False, None, 0.0, {}, [label])
+                hits[cid] = Hit(cid, score, 0.0, score, False, None, NO_BOOST, 0.0, [label])
     return list(hits.values())
 
 
@@ -219,13 +236,7 @@ def _merge(result_sets: Sequence[list[Hit]]) -> list[Hit]:
         for hit in results:
             existing = seen.get(hit.id)
             if existing is None:
-                seen[hit.id] = Hit(
-                    **{
-                        **hit.__dict__,
-                        "terms": list(hit.terms),
-                        "boost_parts": dict(hit.boost_parts),
-                    }
-                )
+                seen[hit.id] = Hit(**{**hit.__dict__, "terms": list(hit.terms)})
                 continue
             old_body = existing.score if existing.has_body else 0.0
             new_body = hit.score if hit.has_body else 0.0
@@ -233,7 +244,7 @@ def _merge(result_sets: Sequence[list[Hit]]) -> list[Hit]:
             existing.path_score = max(existing.path_score, hit.path_score)
             if hit.has_body and (not existing.has_body or hit.score > old_body):
                 existing.bm25_rank, existing.boost = hit.bm25_rank, hit.boost
-                existing.boost_parts = dict(hit.boost_parts)
+                existing.body_score = hit.body_score
             existing.has_body = existing.has_body or hit.has_body
             body = max(old_body, new_body)
             existing.score = body if body > 0 else existing.path_score
@@ -408,6 +419,9 @@ class OpenClawCandidate(Candidate):
 
     profile: str = "openclaw"
     lexical_boost: float = 0.0
+    #: the bm25 score the boost was added to, and the boost's own sum (``LexicalBoost``)
+    body_score: float = 0.0
+    boost_arithmetic: str | None = None
     path_score: float = 0.0
     keyword_score: float = 0.0  # bm25 score + lexical boost (capped at 1)
     importance: int | None = None
@@ -416,24 +430,39 @@ class OpenClawCandidate(Candidate):
     topped_up: bool = False
     chunk_key: str = ""  # OpenClaw's chunk id (sha256 of source:path:lines:hash:model)
 
+    def keyword_step(self) -> str | None:
+        """How the keyword score came about: a body hit's bm25 score plus OpenClaw's
+        lexical boost, capped at 1; a path-only hit's bm25 score of its path; None
+        for a chunk no keyword query found."""
+        if self.body_score:
+            return (
+                f"keyword min(1, bm25 {self.body_score:.4f} + boost {self.lexical_boost:.4f})"
+                f" = {self.keyword_score:.4f}"
+            )
+        if self.path_score:
+            return f"keyword path bm25 {self.path_score:.4f}"
+        return None
+
     def formula(self) -> str:
+        """Each step of the score, "; " between them, as it can be checked by hand."""
+        keyword = self.keyword_step()
         if self.vector_score is not None and self.vector_score > 0:
             text = (
                 f"0.7×{self.vector_score:.4f} + 0.3×{self.keyword_score:.4f}"
                 f" = {self.fused_score:.4f}"
             )
+            if keyword is not None and self.keyword_score:
+                text = f"{keyword}; {text}"
         else:
-            text = (
-                f"bm25 {self.text_score or 0:.4f} + boost {self.lexical_boost:.4f}"
-                f" = {self.keyword_score:.4f}"
-            )
-            if self.path_score and not self.text_score:
-                text = f"path bm25 {self.path_score:.4f}"
+            text = keyword or f"keyword {self.keyword_score:.4f}"
+        scaled = False
         if self.decay_multiplier != 1.0:
             text += f"; ×{self.decay_multiplier:.4f} (age {self.age_days:.1f} d)"
+            scaled = True
         if self.importance_multiplier != 1.0:
             text += f"; ×{self.importance_multiplier:.2f} (importance {self.importance})"
-        return text + f" = {self.score:.4f}"
+            scaled = True
+        return text + f" = {self.score:.4f}" if scaled else text
 
     def to_dict(self) -> dict[str, object]:
         """The candidate as JSON-able data, with the profile's :meth:`formula`."""
@@ -486,12 +515,26 @@ def _candidate(index: OpenClawIndex, hit: Hit, position: int) -> OpenClawCandida
         bm25_rank=hit.bm25_rank,
         text_score=hit.text_score if hit.has_body else None,
         text_component=hit.score,
-        lexical_boost=hit.boost,
+        lexical_boost=hit.boost.value,
+        body_score=hit.body_score,
+        boost_arithmetic=hit.boost.arithmetic() if hit.has_body else None,
         path_score=hit.path_score,
         keyword_score=hit.score,
         keyword_terms=tuple(hit.terms),
         text_weight=1.0,
     )
+
+
+def _say_why_dropped(
+    dropped: Sequence[OpenClawCandidate], min_score: float, max_results: int
+) -> None:
+    """Each dropped candidate's reason, with the numbers that decided it."""
+    for cand in dropped:
+        cand.dropped = (
+            f"score {fmt(cand.score)} < minScore {threshold(min_score)}"
+            if cand.score < min_score
+            else f"beyond maxResults {max_results}"
+        )
 
 
 def search_openclaw(
@@ -559,8 +602,7 @@ def keyword_only_outcome(
     for rank, cand in enumerate(chosen, 1):
         cand.final_rank = rank
     dropped = [c for c in cands if id(c) not in keep]
-    for cand in dropped:
-        cand.dropped = "below minScore" if cand.score < min_score else "beyond maxResults"
+    _say_why_dropped(dropped, min_score, max_results)
     return OpenClawOutcome(query, "fts", chosen, dropped, terms, floor, max_results, min_score)
 
 
@@ -605,6 +647,8 @@ def merge_hybrid(
                 "text_score",
                 "text_component",
                 "lexical_boost",
+                "body_score",
+                "boost_arithmetic",
                 "path_score",
                 "keyword_score",
                 "keyword_terms",
@@ -697,8 +741,7 @@ def _select(
     for rank, cand in enumerate(chosen, 1):
         cand.final_rank = rank
     dropped = [c for c in merged if id(c) not in keep]
-    for cand in dropped:
-        cand.dropped = "below minScore" if cand.score < min_score else "beyond maxResults"
+    _say_why_dropped(dropped, min_score, max_results)
     return OpenClawOutcome(query, "hybrid", chosen, dropped, terms, floor, max_results, min_score)
 
 

@@ -5,6 +5,7 @@ under the profile. (tests/openclaw/ proves them against the real package.)"""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -85,7 +86,8 @@ def test_search_floor_decay_and_importance() -> None:
     top = out.results[0]
     assert top.importance == 10 and top.importance_multiplier == pytest.approx(1.25)
     old = next(c for c in out.results + out.dropped if c.path.startswith("memory/2020"))
-    assert old.decay_multiplier < 1e-10 and old.dropped == "below minScore"
+    assert old.decay_multiplier < 1e-10
+    assert old.dropped == f"score {old.score:.4f} < minScore 0.35"
     # nothing passes a high minScore: the floor drops to 0 and results still come back
     floor = search_openclaw(index, "garden", now_ms=NOW, min_score=0.99)
     assert floor.floor_dropped and [c.path for c in floor.results] == ["memory/2020-01-01.md"]
@@ -108,3 +110,44 @@ def test_memory_search_tool_uses_the_profile(tmp_path: Path) -> None:
     assert result["profile"] == "openclaw"
     assert [r["path"] for r in result["results"]] == ["USER.md"]  # USER.md is indexed
     assert result["results"][0]["breakdown"]["profile"] == "openclaw"
+
+
+def test_the_profile_formula_adds_up_by_hand() -> None:
+    """Every step of an openclaw-profile score is printed with its numbers: the keyword
+    score (bm25 + the lexical boost, capped at 1), the boost's own sum, decay and
+    importance; evaluating the printed numbers gives the printed results."""
+    index = _index(
+        {
+            "MEMORY.md": "- tea with Dana on Fridays <!-- importance: 8 -->\n",
+            "memory/2026-01-10.md": "- tea tea at the garden cafe, tea again\n",
+        },
+    )
+    out = search_openclaw(index, "tea", now_ms=NOW, min_score=0.0)
+    formulas = [c.formula() for c in out.results]
+    assert len(formulas) == 2 and any("(importance 8)" in f for f in formulas), formulas
+    assert any("(age " in f for f in formulas), formulas
+    for c in out.results:
+        steps = c.formula().split("; ")
+        keyword = c.keyword_step()
+        assert keyword is not None and steps[0] == keyword
+        body, boost, kw = (float(x) for x in re.findall(r"\d+\.\d{4}", keyword))
+        assert kw == pytest.approx(min(1.0, body + boost), abs=2e-4)
+        assert c.boost_arithmetic is not None
+        *terms, total = re.findall(
+            r"\d+(?:\.\d+)?",
+            c.boost_arithmetic.replace("0.45×", "").replace("0.2×", "").replace("0.18×", ""),
+        )
+        share, density, in_path, length = (float(x) for x in terms)
+        assert float(total) == pytest.approx(
+            0.45 * share + 0.2 * density + 0.18 * in_path + length, abs=2e-4
+        )
+        assert float(total) == pytest.approx(boost, abs=1e-4)
+        value = kw
+        for step in steps[1:]:
+            factor = float(re.match(r"×(\d+\.\d+)", step).group(1))  # type: ignore[union-attr]
+            value *= factor
+        if len(steps) > 1:
+            assert c.formula().endswith(f" = {c.score:.4f}")
+            assert value == pytest.approx(c.score, abs=1e-3)
+        else:
+            assert kw == pytest.approx(c.score, abs=1e-4) and c.formula().count(" = ") == 1
