@@ -42,7 +42,15 @@ class HelpScreen(ModalScreen[None]):
             yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
+        self._fill()
+        self.query_one("#help-table", DataTable).focus()
+
+    def on_resize(self) -> None:
+        self._fill()  # the columns are fitted to the terminal's width
+
+    def _fill(self) -> None:
         table = self.query_one("#help-table", DataTable)
+        table.clear(columns=True)
         rows = [
             (row.section, row.keys, row.tooltip or row.description, row.binding_id)
             for row in self._rows
@@ -54,12 +62,16 @@ class HelpScreen(ModalScreen[None]):
         wide = inner >= 90
         widths[0] = min(widths[0], 18 if wide else 10)
         widths[1] = min(widths[1], 16 if wide else 10)
-        widths[3] = min(widths[3], 20 if wide else 12)
+        # a binding id is what a user types into the keymap: never folded mid-word
         widths[2] = max(16, inner - widths[0] - widths[1] - widths[3] - 8 - 2)
         for key, width in zip(("where", "key", "does", "id"), widths, strict=True):
             table.add_column(
                 key if key != "id" else "binding id" if wide else "id", key=key, width=width
             )
         for row in rows:
-            table.add_row(*(Text(cell, overflow="fold") for cell in row), height=None)
-        table.focus()
+            *wrapped, binding_id = row
+            table.add_row(
+                *(Text(cell, overflow="fold") for cell in wrapped),
+                Text(binding_id, no_wrap=True),
+                height=None,
+            )

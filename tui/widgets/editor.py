@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.geometry import Offset
@@ -28,6 +29,7 @@ from textual.widgets import Static, TextArea
 from engine.memory.context import MEMORY_NAME, ContextFile, ContextReport, with_memory_text
 from engine.workspace.files import Document, PathRefused, UnreadableFile, Workspace
 from tui.format import style_of
+from tui.widgets.key_order import run_own_binding
 
 #: Beyond this the editor refuses to open a file (a TextArea on 100 MB is unusable).
 MAX_EDIT_BYTES = 2 * 1024 * 1024
@@ -60,6 +62,10 @@ class BudgetArea(TextArea):
 
     hidden_rows: frozenset[int] = frozenset()
     cut_rows: frozenset[int] = frozenset()
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not await run_own_binding(self, event):  # in the order typed (key_order)
+            await super()._on_key(event)
 
     def mark(self, hidden: frozenset[int], cut: frozenset[int]) -> None:
         if hidden == self.hidden_rows and cut == self.cut_rows:
