@@ -43,7 +43,7 @@ typecheck:
 snapshots:
 	$(PY) -m pytest -q -p no:cacheprovider tests/tui/test_snapshots.py --snapshot-update
 
-# Benchmarks (see README "Benchmarks"). Data: ../shared/bench (or $MEMDECK_BENCH_DATA);
+# Benchmarks (see docs/benchmarks/README.md). Data: ../shared/bench (or $MEMDECK_BENCH_DATA);
 # a benchmark whose data or model is absent prints SKIP and exits 0.
 
 bench: bench-quality bench-locomo bench-cranfield bench-offtopic bench-scale bench-sync bench-mcp bench-mcp-http

@@ -87,12 +87,15 @@ def _state(f: ContextFile) -> str:
 
 
 def curate_command(args: argparse.Namespace) -> int:
-    from engine.cli.common import EXIT_OK, emit, open_engine
+    from engine.cli.common import EXIT_OK, UsageError, emit, open_engine
     from engine.memory.curation import DEFAULT_DAYS, render_suggestions, suggest
+    from engine.workspace.files import PathRefused, UnreadableFile
 
     engine = open_engine(args, read_only=True)
     try:
         found = suggest(engine, days=args.days or DEFAULT_DAYS)
+    except (PathRefused, UnreadableFile) as exc:  # a symlink, a folder, a binary file
+        raise UsageError(f"cannot curate: {exc}") from None
     finally:
         engine.close()
     emit(args, found.to_json(), render_suggestions(found))

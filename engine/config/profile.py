@@ -39,6 +39,9 @@ def resolve_profile(
     if env.get(PROFILE_ENV, "").strip():
         return _check(env[PROFILE_ENV], f"${PROFILE_ENV}"), f"${PROFILE_ENV}"
     settings = load_memdeck_settings(env)  # a broken file: the app lists its problems
+    for section, error in settings.problems:
+        if section == "profile":  # a value that is not a name: said, never ignored
+            raise ProfileError(str(error))
     if settings.profile is not None:
         return _check(settings.profile, f"{settings.path}: profile"), str(settings.path)
     return "memdeck", "default"

@@ -355,7 +355,7 @@ def time_rank(samples: dict[int, tuple[list[Sample], Any]], options: SearchOptio
 
 
 def grid() -> list[Variant]:
-    """The directions measured (README "Benchmarks", "What was measured")."""
+    """The directions measured (docs/benchmarks/2026-11-23-calibration.md)."""
     now = Variant()
     out = [now, dataclasses.replace(now, fusion="geometric")]
     out += [dataclasses.replace(now, kappa=k) for k in (0.3, 0.4, 0.6, 0.8)]

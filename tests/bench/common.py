@@ -59,7 +59,7 @@ def data_dir(sub: str) -> Path:
     if not path.exists():
         raise Skip(
             f"benchmark data {path} is absent; put the LoCoMo/Cranfield files there"
-            " (layout in the README's Benchmarks section) or set MEMDECK_BENCH_DATA"
+            " (layout in docs/benchmarks/README.md) or set MEMDECK_BENCH_DATA"
         )
     return path
 

@@ -16,7 +16,7 @@ workspace; and the stability check: one unrelated 301-line note is added to each
 generated workspace, and every score of every candidate found both before and
 after is compared (the largest change, and how many queries' top 3 changed).
 
-Run: ``make bench-names`` or ``.venv/bin/python -m tests.bench.names``
+Run: ``.venv/bin/python -m tests.bench.names`` (``make bench-quality`` includes it)
 (``--show N`` prints the first N misses of the default with their top 3).
 """
 

@@ -1,6 +1,6 @@
 """The search-quality scorecard: the default ranking against its targets.
 
-One table, the measures of README "Benchmarks" for the *default* configuration
+One table, the measures of docs/benchmarks/README.md "Targets" for the *default* configuration
 (minScore included), beside the previous default (``geometric``) and the
 targets: LoCoMo hit@6 and MRR@6 at the default minScore and hit@6 at minScore 0
 (held-out conversations 5–9, with 0–4, the tuning half, beside them), the share

@@ -152,6 +152,28 @@ def test_memdeck_curate_json(engine: Engine, ws: Path, capsys, monkeypatch) -> N
     assert "near-duplicate of lines 5–5" in capsys.readouterr().out
 
 
+def test_memdeck_curate_refuses_a_memory_file_it_cannot_read(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """A symlinked MEMORY.md or a folder of that name: a usage error (exit 1) that
+    says why, in either option order, not a runtime failure naming an exception."""
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(tmp_path / "state"))
+    ws, outside = tmp_path / "ws", tmp_path / "outside.md"
+    (ws / "memory").mkdir(parents=True)
+    outside.write_text("- a secret kept elsewhere\n")
+    (ws / "MEMORY.md").symlink_to(outside)
+    for argv in (["curate", "-w", str(ws)], ["--json", "-w", str(ws), "curate"]):
+        assert main(argv) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert "memdeck: cannot curate: MEMORY.md: symlinks are not followed" in err
+        assert "PathRefused" not in err
+    (ws / "MEMORY.md").unlink()
+    (ws / "MEMORY.md").mkdir()
+    assert main(["curate", "-w", str(ws)]) == 1
+    assert "cannot curate: MEMORY.md: is a folder, not a memory file" in capsys.readouterr().err
+
+
 # -- actions -----------------------------------------------------------------------------------
 def _others_unchanged(before: str, after: str, removed: set[int]) -> None:
     """Every line of every other entry is still there, byte for byte and in order."""

@@ -39,6 +39,11 @@ def test_profile_resolution_order(tmp_path: Path) -> None:
     assert resolve_profile("memdeck", {**env, "MEMDECK_PROFILE": "openclaw"})[0] == "memdeck"
     with pytest.raises(ConfigError, match='unknown profile "fancy"'):
         load_settings(env={**env, "MEMDECK_PROFILE": "fancy"})
+    for written in ("3", '["openclaw"]'):  # not a name at all: said, never ignored
+        (tmp_path / "md" / "settings.json").write_text(f"{{profile: {written}}}")
+        with pytest.raises(ConfigError, match=r"settings\.json: profile: expected memdeck or"):
+            load_settings(env=env)
+    assert resolve_profile("openclaw", env)[0] == "openclaw"  # --profile wins over the file
 
 
 def test_chunking_facts() -> None:
