@@ -338,23 +338,32 @@ class Engine(IndexRepair):
         an endpoint not asked) is left so: ``dims`` is None, and nothing is cached."""
         generation = getattr(self.provider, "generation", 0)
         if self._fingerprint is None or generation != self._fp_generation:
-            self._fp_generation = generation
-            self._adopt_index_dims()
-            unknown = getattr(self.provider, "known_dims", 0) is None
-            try:
-                if (self.read_only or not load) and unknown:  # the size would cost a load
-                    fp = index_fingerprint(self.ms, None)
-                    fp.update(self.provider.fingerprint(), dims=None)  # type: ignore[union-attr]
-                    fp.update(self.backend.fingerprint_keys)
-                    self._fingerprint = None  # not cached: a later call may learn the size
-                    return fp
-                self._fingerprint = index_fingerprint(self.ms, self.provider)
-            except ProviderError as exc:
-                # A provider that cannot even load (missing/broken model): FTS-only.
-                self.provider_error = str(exc)
-                self.provider = None
-                self._fingerprint = index_fingerprint(self.ms, None)
-            self._fingerprint.update(self.backend.fingerprint_keys)
+            fp = self._compute_fingerprint(load)
+            if getattr(self.provider, "generation", 0) != self._fp_generation:
+                # the fallback took over while the primary's size was asked: the
+                # fingerprint is the fallback's, not the primary's name with its size
+                fp = self._compute_fingerprint(load)
+            return fp
+        return self._fingerprint
+
+    def _compute_fingerprint(self, load: bool) -> dict[str, Any]:
+        self._fp_generation = getattr(self.provider, "generation", 0)
+        self._adopt_index_dims()
+        unknown = getattr(self.provider, "known_dims", 0) is None
+        try:
+            if (self.read_only or not load) and unknown:  # the size would cost a load
+                fp = index_fingerprint(self.ms, None)
+                fp.update(self.provider.fingerprint(), dims=None)  # type: ignore[union-attr]
+                fp.update(self.backend.fingerprint_keys)
+                self._fingerprint = None  # not cached: a later call may learn the size
+                return fp
+            self._fingerprint = index_fingerprint(self.ms, self.provider)
+        except ProviderError as exc:
+            # A provider that cannot even load (missing/broken model): FTS-only.
+            self.provider_error = str(exc)
+            self.provider = None
+            self._fingerprint = index_fingerprint(self.ms, None)
+        self._fingerprint.update(self.backend.fingerprint_keys)
         return self._fingerprint
 
     def _adopt_index_dims(self) -> None:
@@ -384,12 +393,22 @@ class Engine(IndexRepair):
         across spaces is meaningless) or none at all (the provider failed while
         indexing): such a search is keyword-only, and says so, until a reindex."""
         stored = self.store.fingerprint() or {}
+        self._follow_index_provider(stored)
         fp = self.fingerprint()
         keys = ("provider", "model", "provider_key", "dims")
         if not all(stored.get(k) == fp.get(k) for k in keys):
             return None
         # an index whose embedding failed holds no vector to compare with
         return self.provider if self.store.embedded_count() else None
+
+    def _follow_index_provider(self, stored: Mapping[str, object]) -> None:
+        """A reader (``status``, ``search``) uses the provider the index was built
+        with when that is the configured fallback: an earlier process's primary
+        failed and it rebuilt the index with the fallback. A writer's sync asks the
+        primary first, and rebuilds with it once it answers again."""
+        follow = getattr(self.provider, "follow_index", None)
+        if self.read_only and follow is not None and stored:
+            follow(stored)
 
     # -- sync --------------------------------------------------------------------
     def source_files(self) -> list[SourceFile]:
@@ -754,7 +773,15 @@ class Engine(IndexRepair):
         for the model, or for an index run that holds it."""
         store = self.store
         counts = store.counts()
+        self._follow_index_provider(store.fingerprint() or {})
         fp = self.fingerprint(load=load_provider)
+        # the provider failed the last index and left it without vectors (the reason
+        # a search gives for answering keyword-only)
+        refused = (
+            (store.get_meta("provider_refused") or None)
+            if counts["chunks"] and not counts["embedded"]
+            else None
+        )
         stored_fp = store.fingerprint()
         provider = self.provider
         files = store.files()
@@ -791,7 +818,7 @@ class Engine(IndexRepair):
             # embedding fallback: what the switch did and why (None while the primary serves)
             provider_fallback=getattr(provider, "switch", None),
             multimodal=MultimodalScope(active, why),
-            mode="hybrid" if provider else "fts",
+            mode="hybrid" if provider and not refused else "fts",
             # refused files have a row (with the reason) but nothing indexed
             files=sum(1 for r in files.values() if r.chunks or not r.error),
             files_on_disk=len(on_disk),
@@ -817,8 +844,14 @@ class Engine(IndexRepair):
             units_missing=self._units_missing() if lines.on and load_provider else None,
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)
+            + ((f"index opened read-only: {self.snapshot_reason}",) if self.snapshot_reason else ())
             + (
-                (f"index opened read-only: {self.snapshot_reason}",) if self.snapshot_reason else ()
+                (
+                    "searches are keyword-only: the last index could not use the embedding"
+                    f" provider ({refused}); `memdeck index` tries it again",
+                )
+                if refused
+                else ()
             ),
             # qmd failing → searches served by the builtin index (None for builtin)
             fallback=qmd.fallback if qmd else None,

@@ -247,6 +247,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     try:
         st = engine.status()
         built = engine.index_built()
+        said = set(engine.settings.warnings)  # open_engine printed the config's own
     finally:
         engine.close()
     lines = [
@@ -290,6 +291,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         lines.append(f"damage      {finding} (`memdeck index` rebuilds it from the Markdown)")
     if st.search_error:
         lines.append(f"search error {st.search_error}")
+    lines += [f"warning     {w}" for w in st.warnings if w not in said]
     emit(args, st.to_json(), "\n".join(lines))
     return EXIT_OK
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -101,6 +101,42 @@ class FallbackProvider:
             if self.primary is not None:
                 with contextlib.suppress(Exception):
                     self.primary.close()
+
+    def follow_index(self, stored: Mapping[str, object]) -> bool:
+        """Switch to the fallback, without a request to the primary, when ``stored``
+        (the index's fingerprint) is the fallback's vector space and not the
+        primary's: an earlier process switched and rebuilt the index with it. Its
+        searches then embed the query as the index was embedded. True when it
+        switched."""
+        keys = ("provider", "model", "provider_key")
+        with self._lock:
+            if self.switch or self.primary is None or stored.get("provider") is None:
+                return False
+            mine = self.primary.fingerprint()
+            if all(stored.get(k) == mine.get(k) for k in keys):
+                return False
+            try:
+                secondary = self._fallback_factory()
+                theirs = secondary.fingerprint()
+            except ProviderError:
+                return False
+            if not all(stored.get(k) == theirs.get(k) for k in keys):
+                with contextlib.suppress(Exception):
+                    secondary.close()
+                return False
+            primary_name = getattr(self.primary, "id", None) or self._primary_name
+            self.secondary = secondary
+            self.switch = {
+                "from": primary_name,
+                "to": secondary.id,
+                "reason": (
+                    f"the index was built with the fallback after {primary_name} failed;"
+                    f" `memdeck index` tries {primary_name} again"
+                ),
+                "at": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+            }
+            self.generation += 1
+            return True
 
     def _guard(self, stage: str, call: Callable[[EmbeddingProvider], _T]) -> _T:
         """Run ``call`` on the active provider; a primary failure switches over."""

@@ -59,6 +59,22 @@ def fallback_engine(make_settings, primary, backup, notes) -> Iterator[Engine]:
     eng.close()
 
 
+def _fallback_settings(make_settings, primary: ProviderServer, backup: ProviderServer):
+    settings = make_settings(
+        **{
+            "provider": "openai",
+            "fallback": "gemini",
+            "remote.base_url": primary.url + "/v1",
+            "remote.api_key": KEY,
+        }
+    )
+    return dataclasses.replace(
+        settings,
+        provider_base_urls={"google": backup.url + "/v1beta"},
+        provider_api_keys={"google": GKEY},
+    )
+
+
 def full_flags(eng: Engine) -> list[bool]:
     flags: list[bool] = []
     eng.bus.subscribe(lambda e: flags.append(e.full) if isinstance(e, SyncDone) else None)
@@ -206,3 +222,72 @@ def test_unit_vectors_follow_the_active_provider(fallback_engine, primary, backu
     st = fallback_engine.status()
     assert st.provider == "gemini" and not st.unit_vectors
     assert st.unit_vectors_reason.startswith("off by default with gemini")
+
+
+def test_later_processes_use_the_index_the_fallback_built(
+    make_settings, notes, primary, backup
+) -> None:
+    """Each CLI command is a new engine that starts with the primary. While the
+    primary stays down, the index the fallback built is kept (no second full
+    reindex), and a reader (status, search) embeds the query with the fallback
+    without asking the primary; once the primary answers, the next sync rebuilds
+    with it, exactly once."""
+    settings = _fallback_settings(make_settings, primary, backup)
+    primary.faults = always(Reply(503, "down"))
+
+    def run(read_only: bool = False) -> Engine:
+        return Engine(settings, env=FAST, read_only=read_only)
+
+    first = run()
+    assert first.sync().full
+    first.close()
+    again = run()  # `memdeck index` again: asks the primary, which is still down
+    done = again.sync()
+    assert not done.full and done.chunks_embedded == 0
+    again.close()
+    asked = len(primary.requests)
+    reader = run(read_only=True)  # `memdeck status`, `memdeck search`
+    st = reader.status()
+    assert (st.provider, st.dims, st.dirty) == ("gemini", 24, False)
+    assert st.provider_fallback is not None
+    assert "the index was built with the fallback after openai failed" in str(
+        st.provider_fallback["reason"]
+    )
+    found = reader.search("flat white coffee", reader.default_options().with_(min_score=0))
+    assert found.mode == "hybrid" and found.retrieval.vector_hits
+    assert found.retrieval.vector_error is None
+    reader.close()
+    assert len(primary.requests) == asked  # the reader never asked the primary
+    primary.faults = None  # the primary is back
+    back = run()
+    assert back.sync().full
+    st = back.status()
+    assert (st.provider, st.dims, st.provider_fallback) == ("openai", 16, None)
+    back.close()
+    reader = run(read_only=True)
+    found = reader.search("flat white coffee", reader.default_options().with_(min_score=0))
+    assert found.mode == "hybrid" and reader.status().provider_fallback is None
+    reader.close()
+
+
+def test_status_says_searches_are_keyword_only_after_a_refused_index(
+    make_settings, notes, primary
+) -> None:
+    """No fallback and a primary that fails the index: the index holds text only, and
+    ``status`` (a reader that asks no provider) says so, with the reason a search
+    gives, instead of "hybrid"."""
+    settings = make_settings(
+        **{"provider": "openai", "remote.base_url": primary.url + "/v1", "remote.api_key": KEY}
+    )
+    primary.faults = always(Reply(500, {"error": {"message": "boom"}}))
+    writer = Engine(settings, env=FAST)
+    writer.sync()
+    writer.close()
+    reader = Engine(settings, env=FAST, read_only=True)
+    st = reader.status()
+    found = reader.search("flat white", reader.default_options().with_(min_score=0))
+    reader.close()
+    assert (st.chunks, st.embedded_chunks, st.mode) == (2, 0, "fts")
+    said = [w for w in st.warnings if w.startswith("searches are keyword-only: the last index")]
+    assert said and "HTTP 500" in said[0], st.warnings
+    assert found.mode == "fts"
