@@ -248,6 +248,8 @@ def keyword_only_reason(host: SearchHost, outcome: SearchOutcome) -> str | None:
     refused = host.store.get_meta("provider_refused")
     if refused:
         return f"the last index could not use the embedding provider ({refused})"
+    if not host.store.counts()["chunks"]:
+        return "the index holds no text: no memory file was indexed (`memdeck index` says why)"
     return "the index has no vectors for this provider yet; run `memdeck index`"
 
 

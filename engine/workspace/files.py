@@ -165,8 +165,10 @@ class Workspace:
     def list_files(self) -> list[MemoryFile]:
         """All memory files, sorted, without following symlinks, deduplicated.
 
-        Folders that cannot be listed are skipped and kept in :attr:`unreadable`
-        (``path/: cannot list (reason)``) for the sync to report."""
+        Folders that cannot be listed, and a ``MEMORY.md``, ``memory.md`` or
+        ``memory/`` that is a symlink, are skipped and kept in :attr:`unreadable`
+        (``path/: cannot list (reason)``, ``MEMORY.md: a symlink, not followed…``)
+        for the sync to report."""
         unreadable: list[tuple[str, str]] = []
         seen: set[str] = set()
         out: list[MemoryFile] = []
@@ -191,6 +193,12 @@ class Workspace:
                 rel = self.rel(Path(path))
             out.append(MemoryFile(rel, Path(path), self.classify(rel), st.st_size, st.st_mtime))
 
+        # a link where the memory files belong makes a workspace look empty: say so
+        linked = [
+            f"{shown}: a symlink, not followed (memdeck reads only the files inside the workspace)"
+            for name, shown in (*((n, n) for n in ROOT_MEMORY_FILES), (MEMORY_DIR, "memory/"))
+            if _is_symlink(self.root / name)
+        ]
         for name in ROOT_MEMORY_FILES:
             add(root + name)
         mem_dir = self.root / MEMORY_DIR
@@ -207,9 +215,12 @@ class Workspace:
             elif extra.suffix.lower() == ".md" and extra.is_file():
                 add(str(extra))
         out.sort(key=lambda f: f.rel)
-        self.unreadable = tuple(
-            f"{self.rel(Path(d)).rstrip('/')}/: cannot list the folder ({why})"
-            for d, why in unreadable
+        self.unreadable = (
+            *linked,
+            *(
+                f"{self.rel(Path(d)).rstrip('/')}/: cannot list the folder ({why})"
+                for d, why in unreadable
+            ),
         )
         return out
 

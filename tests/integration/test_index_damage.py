@@ -153,3 +153,40 @@ def test_status_lists_damaged_pages(built, workspace_dir) -> None:
     assert not any("*** in database" in f for f in status["damage"])
     text = run_cli("status", "--workspace", str(workspace_dir), env=env).stdout
     assert "damage      damaged pages: " in text
+
+
+def test_linked_memory_files_are_named_when_skipped(tmp_path: Path) -> None:
+    """A MEMORY.md and a memory/ that are symlinks to files outside the workspace are
+    not read; ``memdeck index`` says each was skipped and why, and a search of the
+    empty index says why it is empty instead of asking for ``memdeck index``."""
+    outside, ws = tmp_path / "outside", tmp_path / "ws"
+    (outside / "logs").mkdir(parents=True)
+    (outside / "secret.md").write_text("- SECRETWORD kept elsewhere\n")
+    (outside / "logs" / "2026-11-01.md").write_text("- SECRETWORD in a log\n")
+    ws.mkdir()
+    (ws / "MEMORY.md").symlink_to(outside / "secret.md")
+    (ws / "memory").symlink_to(outside / "logs")
+    env = cli_env(tmp_path / "state")
+    for argv in (("index", "-w", str(ws)), ("-w", str(ws), "index", "--json")):
+        out = run_cli(*argv, env=env)
+        assert out.returncode == 0, out.stderr
+        for name in ("MEMORY.md", "memory/"):
+            assert f"{name}: a symlink, not followed" in out.stdout, out.stdout
+    found = run_cli("search", "SECRETWORD", "-w", str(ws), "--json", env=env)
+    assert found.returncode == 0 and json.loads(found.stdout)["results"] == []
+
+
+def test_a_search_of_an_empty_index_says_why_it_is_keyword_only(
+    make_engine, workspace_dir: Path
+) -> None:
+    """Nothing was indexed (every memory file skipped): the reason a hybrid search
+    gives is that, not "no vectors for this provider yet; run `memdeck index`"."""
+    from engine.searchers import keyword_only_reason
+
+    engine = make_engine(provider=ConceptEmbedder())
+    engine.sync()
+    outcome = engine.search("SECRETWORD", engine.default_options().with_(min_score=0))
+    assert outcome.mode == "fts" and outcome.results == []
+    assert keyword_only_reason(engine, outcome) == (
+        "the index holds no text: no memory file was indexed (`memdeck index` says why)"
+    )
