@@ -272,6 +272,7 @@ def load_settings(
         provider_headers=headers,
         raw=document,
         config_layout=layouts.status_line,
+        memory_search_path=layouts.defaults.where,
         profile=chosen_profile,
         profile_source=profile_source,
         openclaw_rejections=tuple(

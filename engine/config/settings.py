@@ -235,6 +235,9 @@ class Settings:
     profile_source: str = "default"
     #: which memory-search layout was read (seed memorySearch, 2026.9 memory.search, both)
     config_layout: str = "no memory search block; seed defaults"
+    #: where the defaults' memory-search block is written: "memory.search" in the
+    #: 2026.9 layout (what a message naming a key, such as ``remote.apiKey``, cites)
+    memory_search_path: str = "agents.defaults.memorySearch"
     #: what OpenClaw 2026.9.6 would refuse in the file (memdeck still opens it);
     #: kept apart from ``warnings``, which are about memdeck's own reading
     openclaw_rejections: tuple[str, ...] = ()

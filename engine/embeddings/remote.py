@@ -684,7 +684,7 @@ def create_remote_provider(
     if endpoint.api_key is None and name not in KEY_OPTIONAL and not endpoint.custom:
         alias = "google" if name == "gemini" else name
         raise ProviderError(
-            f"{name}: no API key; set memorySearch.remote.apiKey, "
+            f"{name}: no API key; set {settings.memory_search_path}.remote.apiKey, "
             f"models.providers.{alias}.apiKey or {ENV_KEYS[name]}"
         )
     policy = RetryPolicy.from_env(env)

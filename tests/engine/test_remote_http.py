@@ -5,11 +5,15 @@ key resolution."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
+from engine.config.loader import load_settings
 from engine.embeddings.base import ProviderError
 from engine.embeddings.http_retry import (
     HttpTransport,
@@ -305,3 +309,25 @@ def test_redirects_are_not_followed_so_keys_stay_home(make_settings, server) -> 
             p.embed_query("x")
         assert elsewhere.requests == []
         p.close()
+
+
+@pytest.mark.parametrize(
+    ("document", "key"),
+    [
+        ({"memory": {"search": {"provider": "openai"}}}, "memory.search.remote.apiKey"),
+        (
+            {"agents": {"defaults": {"memorySearch": {"provider": "openai"}}}},
+            "agents.defaults.memorySearch.remote.apiKey",
+        ),
+    ],
+)
+def test_a_missing_key_is_named_as_the_file_writes_it(
+    tmp_path: Path, document: dict[str, object], key: str
+) -> None:
+    """The message cites the key where this file's layout keeps it (2026.9 or seed)."""
+    config = tmp_path / "openclaw.json"
+    config.write_text(json.dumps(document))
+    env = {"HOME": str(tmp_path), "OPENCLAW_STATE_DIR": str(tmp_path / "state")}
+    settings = load_settings(config_path=config, workspace=tmp_path, env=env)
+    with pytest.raises(ProviderError, match=f"openai: no API key; set {re.escape(key)}, "):
+        create_remote_provider("openai", settings, env)
