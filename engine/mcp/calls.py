@@ -10,6 +10,7 @@ workspace's append-only writer for ``memory_append``.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,6 +30,15 @@ from engine.mcp.schemas import (
 from engine.mcp.settings import McpSettings
 from engine.tools import MemoryGetError, memory_get_answer, memory_search, read_memory, read_rule
 from engine.workspace.files import PathRefused
+
+#: a run of characters without a space that an error would rather not repeat whole
+_LONG_RUN = re.compile(r"\S{81,}")
+
+
+def shorten_runs(text: str) -> str:
+    """An error never repeats a long argument back (docs/mcp.md "Errors"): a run of
+    more than 80 characters without a space keeps its first 60 and its length."""
+    return _LONG_RUN.sub(lambda m: f"{m.group()[:60]}… ({len(m.group()):,} characters)", text)
 
 
 class ToolFailure(RuntimeError):
@@ -149,7 +159,7 @@ class Tools:
 
     @staticmethod
     def _get_failure(exc: MemoryGetError) -> ToolFailure:
-        error = exc.answer.error or str(exc)
+        error = shorten_runs(exc.answer.error or str(exc))
         if exc.disabled:
             return ToolFailure(f"memory tools are disabled: {error}")
         if error.endswith("no such memory file"):

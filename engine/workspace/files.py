@@ -14,6 +14,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -393,11 +394,19 @@ class Workspace:
     def append_entry(self, text: str, now: dt.datetime | None = None) -> tuple[Path, int]:
         """Append a timestamped entry to today's daily log; returns (path, first line).
 
-        Only appends: earlier bytes of the file are never rewritten.
+        Only appends: earlier bytes of the file are never rewritten. Line ends are
+        written as ``\n``; a control character (a NUL byte would make the whole log
+        look binary, unread and unsearchable) is refused with ``ValueError``.
         """
-        body = text.strip("\n")
+        body = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
         if not body.strip():
             raise ValueError("empty entry")
+        bad = _CONTROL.search(body)
+        if bad is not None:
+            raise ValueError(
+                f"the text holds a control character (U+{ord(bad.group()):04X}) at character"
+                f" {bad.start() + 1}; a memory file is plain text"
+            )
         now = now or dt.datetime.now().astimezone()
         path = self.daily_path(now.date())
         shown = self.rel(path)
@@ -410,6 +419,8 @@ class Workspace:
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise PathRefused(f"{shown}: symlinks are not followed") from None
+                if exc.errno == errno.EISDIR:
+                    raise PathRefused(f"{shown}: is a folder, not a memory file") from None
                 raise
         finally:
             os.close(dfd)
@@ -433,6 +444,10 @@ class Workspace:
             fh.write(prefix + entry)
             os.fsync(fd)
         return path, line
+
+
+#: what an appended entry may not hold: the C0 controls but tab and newline, and DEL
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def atomic_write_beneath(base: Path, rel: str, data: bytes, *, shown: str | None = None) -> None:

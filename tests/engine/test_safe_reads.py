@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -342,3 +343,25 @@ def test_dreaming_and_promotion_read_like_the_indexer(
     with pytest.raises(PromotionError, match="symlinks are not followed"):
         preview(workspace_dir, Candidate(entry, [entry]), dt.date(2026, 3, 4))
     assert outside.read_text() == f"# Outside\n\n{SECRET}\n"
+
+
+def test_append_writes_text_only(workspace_dir: Path) -> None:
+    """Line ends become ``\\n``; a control character is refused before anything is
+    written (a NUL makes the whole log look binary); a folder where today's log goes
+    is refused by name."""
+    import datetime as dt
+
+    ws = Workspace(workspace_dir)
+    at = dt.datetime(2026, 3, 15, 9, 30)
+    log = workspace_dir / "memory" / "2026-03-15.md"
+    ws.append_entry("first\r\nsecond\rthird", at)
+    before = log.read_bytes()
+    assert before.endswith(b"\n\nfirst\nsecond\nthird\n") and b"\r" not in before
+    for text, code in (("a\x00b", "U+0000"), ("\x1b[31mred", "U+001B")):
+        with pytest.raises(ValueError, match=re.escape(f"control character ({code})")):
+            ws.append_entry(text, at)
+    assert log.read_bytes() == before
+    log.unlink()
+    log.mkdir()
+    with pytest.raises(PathRefused, match="is a folder, not a memory file"):
+        ws.append_entry("x", at)

@@ -74,6 +74,7 @@ def run(fn, *args):
 
 # -- the read tools: one server per transport ---------------------------------------------
 #: memory_get paths the server must refuse, and the reason each answer gives
+LONG_NAME = "memory/" + "b" * 10_000 + ".md"
 REFUSALS = {
     "../secret.md": "'..' is not allowed",
     "/etc/passwd": "only .md memory files",
@@ -81,6 +82,9 @@ REFUSALS = {
     "{outside}": "not a memory file",
     "memory/link.md": "symlinks are not followed",
     "memory/nope.md": "no such memory file",
+    # a long argument is never repeated back whole: its first 60 characters and length
+    LONG_NAME: "characters)",
+    "../" * 3000: "characters)",
 }
 #: calls with bad arguments, and what each error must say
 BAD_CALLS = [
@@ -247,6 +251,8 @@ def test_get_refuses_paths_outside_memory_with_a_reason(read_session) -> None:
         assert reason in got[path], (path, got[path])
     assert "memory/YYYY-MM-DD.md" in got["memory/nope.md"]  # tells the model what to try
     assert "refused" in got["../secret.md"]
+    for path in (LONG_NAME, "../" * 3000):
+        assert len(got[path]) < 400 and path not in got[path], got[path][:500]
 
 
 def test_get_pages_like_the_cli(read_session) -> None:
@@ -489,6 +495,7 @@ def test_append_when_enabled_adds_an_entry_and_never_rewrites(
                 await c.call_tool("memory_append", {"text": "Kai's birthday is 4 May"})
             )
             empty = error_text(await c.call_tool("memory_append", {"text": "\n\n"}))
+            nul = error_text(await c.call_tool("memory_append", {"text": "a\u0000b"}))
             # the appended entry becomes searchable through the running server's sync
             deadline = time.monotonic() + 60
             while True:
@@ -496,9 +503,9 @@ def test_append_when_enabled_adds_an_entry_and_never_rewrites(
                 if found["results"] or time.monotonic() > deadline:
                     break
                 await anyio.sleep(0.3)
-        return names, first, empty, found
+        return names, first, empty, nul, found
 
-    names, first, empty, found = run(go)
+    names, first, empty, nul, found = run(go)
     assert "memory_append" in names
     data = today.read_bytes()
     assert data.startswith(before)  # earlier bytes untouched
@@ -510,6 +517,9 @@ def test_append_when_enabled_adds_an_entry_and_never_rewrites(
         "appended": True,
     }
     assert "memory_append refused: empty entry" in empty
+    # a NUL would make the whole day's log look binary: refused, nothing written
+    assert "memory_append refused: the text holds a control character (U+0000)" in nul
+    assert b"\x00" not in data
     assert found["results"][0]["path"] == first["path"]
 
 
