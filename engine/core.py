@@ -895,8 +895,14 @@ class Engine(IndexRepair):
         """The thorough check of the live index ("ok" when healthy)."""
         return self.store.integrity_check()
 
+    def stop_background(self) -> None:
+        """Ask the first index a search started in the background to stop (between
+        files, or between two calls of the provider; its temporary file is dropped).
+        The engine stays usable: ``close`` waits for that thread."""
+        self._closing.set()
+
     def close(self) -> None:
-        self._closing.set()  # a background first index stops between files
+        self.stop_background()
         first = self._first_sync
         if first is not None and first.is_alive():
             first.join(timeout=30)

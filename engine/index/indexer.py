@@ -508,6 +508,9 @@ class Indexer:
             ) -> None:
                 seen.append(p)
                 self._embed_progress(stats, p, before, total, t0, files_done, files_total)
+                # between the provider's own calls (16 texts, one request): a stop
+                # (Ctrl-C, an MCP client leaving) waits for one call, not a whole batch
+                self._check_cancel()
 
             fresh = self._embed_unit(
                 provider, kind, batch, text_of, dims, on_progress, stats, known

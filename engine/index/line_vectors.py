@@ -289,7 +289,7 @@ def embed_missing_lines(
             vectors.update({by_hash[h]: v for h, v in cached.items() if v.shape == (dims,)})
             rest = [line for line in rest if line not in vectors]
         if rest:
-            fresh = provider.embed_documents(rest)
+            fresh = provider.embed_documents(rest, lambda _: check_cancel())
             vectors.update(zip(rest, np.asarray(fresh, dtype=np.float32), strict=True))
             embedded += len(rest)
         store.put_line_vectors(

@@ -182,6 +182,9 @@ class SyncService:
         """
         self._stop.set()
         self._cancel.set()
+        # the first index a search started in the background holds the writer's lock
+        # that the scheduler may be waiting for: it stops between files too
+        self.engine.stop_background()
         with self._cond:
             self._cond.notify_all()
         deadline = time.monotonic() + timeout

@@ -187,3 +187,64 @@ def test_a_request_the_client_cancelled_is_not_waited_for() -> None:
     waiting.sent(msg({"jsonrpc": "2.0", "id": "a", "result": {}}))
     assert waiting.ids == set()
     anyio.run(waiting.answered, 0.0)  # nothing left: returns at once
+
+
+def test_stdin_closed_during_the_first_index_stops_at_once(tmp_path: Path) -> None:
+    """A never-indexed workspace whose first index takes many slow provider requests:
+    a client that searches (answered keyword-only meanwhile) and then closes stdin
+    stops the server within a request or two, not after the index (an SDK client
+    kills a server that takes 2 s, and the next start then finds a dead writer);
+    the unfinished rebuild leaves no file behind. Which thread runs that first
+    index (the service's or the search's) is a race here;
+    ``tests/engine/test_first_search.py`` stops the search's deterministically."""
+    import time
+
+    from tests.provider_servers import FAST_ENV, TEST_KEY, ProviderServer
+
+    ws, state = tmp_path / "ws", tmp_path / "state"
+    for day in range(1, 41):  # some 40 requests of embedding: far longer than a stop
+        write(ws, f"memory/2026-02-{1 + day % 28:02d}-{day}.md", f"- note {day} " * 120 + "\n")
+    state.mkdir()
+
+    def slow(_: int, __: Any) -> None:
+        time.sleep(0.4)  # every embedding request takes this long
+        return None
+
+    with ProviderServer(api_key=TEST_KEY) as provider:
+        provider.faults = slow
+        config = state / "openclaw.json"
+        config.write_text(json.dumps({"memory": {"search": {
+            "provider": "openai", "remote": {"baseUrl": provider.url + "/v1", "apiKey": TEST_KEY},
+        }}}))  # fmt: skip
+        env = {**cli_env(state), **FAST_ENV}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "engine.cli.main", "mcp", "--workspace", str(ws),
+             "--config", str(config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env, cwd=str(REPO),
+        )  # fmt: skip
+        try:
+            _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "first-index-stop", "version": "1"}}})  # fmt: skip
+            _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            answer = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "memory_search", "arguments": {"query": "note 7"}}})  # fmt: skip
+            assert answer is not None and "result" in answer, answer
+            asked = len(provider.embed_requests())
+            assert proc.stdin is not None
+            t0 = time.monotonic()
+            proc.stdin.close()
+            code = proc.wait(timeout=30)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.stderr is not None
+        log = proc.stderr.read()
+    assert code == 0 and log.rstrip().endswith("memdeck mcp: stopped"), log
+    # one request in flight at most, then the stop: far from the ~40 of the index
+    assert took < 5.0, (took, log)
+    assert len(provider.embed_requests()) < asked + 5
+    left = sorted(p.name for p in (state / "memory").iterdir())
+    assert not [n for n in left if ".tmp" in n or n.endswith(("-wal", "-shm"))], left
