@@ -95,25 +95,38 @@ def _rpc(proc: subprocess.Popen[str], message: dict[str, Any]) -> dict[str, Any]
     return answer
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "stdin closed"])
-def test_stdio_server_stopped_by_a_signal_or_eof_cleans_up(
-    how: str, env, state_dir: Path, workspace_dir: Path, make_settings
-) -> None:
-    """The JSON-RPC a client sends over stdio, by hand: initialize, one search, then
-    the client stops the server (a signal) or goes away (closes stdin)."""
+def _stdio_search(
+    ws: Path, env: dict[str, str], client: str, query: str, *extra: str
+) -> tuple[subprocess.Popen[str], dict[str, Any]]:
+    """``memdeck mcp`` on stdio, driven by hand as a client would: initialize, then one
+    ``memory_search``; the running server and the search's answer."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.cli.main", "mcp", "--workspace", str(workspace_dir)],
+        [sys.executable, "-m", "engine.cli.main", "mcp", "--workspace", str(ws), *extra],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=env, cwd=str(REPO),
     )  # fmt: skip
     try:
         _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "stdio-stop-test", "version": "1"}}})  # fmt: skip
+            "clientInfo": {"name": client, "version": "1"}}})  # fmt: skip
         _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         answer = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "memory_search", "arguments": {"query": "rollback"}}})  # fmt: skip
-        assert answer is not None
+            "name": "memory_search", "arguments": {"query": query}}})  # fmt: skip
+    except BaseException:
+        proc.kill()
+        raise
+    assert answer is not None
+    return proc, answer
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "stdin closed"])
+def test_stdio_server_stopped_by_a_signal_or_eof_cleans_up(
+    how: str, env, state_dir: Path, workspace_dir: Path, make_settings
+) -> None:
+    """The JSON-RPC a client sends over stdio, by hand: initialize, one search, then
+    the client stops the server (a signal) or goes away (closes stdin)."""
+    proc, answer = _stdio_search(workspace_dir, env, "stdio-stop-test", "rollback")
+    try:
         found = answer["result"]["structuredContent"]["results"]
         assert found and found[0]["path"] == "memory/2026-03-01.md", answer
         index = index_file(state_dir)
@@ -217,20 +230,11 @@ def test_stdin_closed_during_the_first_index_stops_at_once(tmp_path: Path) -> No
             "provider": "openai", "remote": {"baseUrl": provider.url + "/v1", "apiKey": TEST_KEY},
         }}}))  # fmt: skip
         env = {**cli_env(state), **FAST_ENV}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "engine.cli.main", "mcp", "--workspace", str(ws),
-             "--config", str(config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, env=env, cwd=str(REPO),
-        )  # fmt: skip
+        proc, answer = _stdio_search(
+            ws, env, "first-index-stop", "note 7", "--config", str(config)
+        )
         try:
-            _rpc(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "first-index-stop", "version": "1"}}})  # fmt: skip
-            _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-            answer = _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                "name": "memory_search", "arguments": {"query": "note 7"}}})  # fmt: skip
-            assert answer is not None and "result" in answer, answer
+            assert "result" in answer, answer
             asked = len(provider.embed_requests())
             assert proc.stdin is not None
             t0 = time.monotonic()
