@@ -75,7 +75,22 @@ class SyncFailed:
 @dataclass(frozen=True)
 class FileError:
     path: str
-    error: str
+    error: str  # the indexer's message, which usually starts with the path
+
+    @property
+    def reason(self) -> str:
+        """The message without the path it starts with (for a line that shows the path)."""
+        return file_error_reason(self.path, self.error)
+
+    @property
+    def line(self) -> str:
+        """``path: reason``, the path once."""
+        return f"{self.path}: {self.reason}"
+
+
+def file_error_reason(path: str, error: str) -> str:
+    """An indexer message about ``path`` without the path it starts with."""
+    return error.removeprefix(f"{path}: ")
 
 
 @dataclass(frozen=True)

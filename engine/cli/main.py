@@ -35,6 +35,7 @@ from engine.cli.common import (
 from engine.cli.search_command import cmd_search
 from engine.config.memory_search import MAX_RESULTS_LIMIT
 from engine.config.settings import FUSIONS
+from engine.events import file_error_reason
 
 #: sync errors that mean chunks were left without vectors (see engine.index.indexer)
 EMBED_FAILURES = ("embedding failed:", "the provider returned")
@@ -286,7 +287,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     lines += status_lines(st)
     for path, err in st.file_errors.items():
-        lines.append(f"file error  {path}: {err}")
+        lines.append(f"file error  {path}: {file_error_reason(path, err)}")
     for finding in st.damage:
         lines.append(f"damage      {finding} (`memdeck index` rebuilds it from the Markdown)")
     if st.search_error:
@@ -352,7 +353,7 @@ def _provider_lines(st: EngineStatus) -> list[str]:
 def cmd_index(args: argparse.Namespace) -> int:
     engine = open_engine(args)
     unsubscribe = None
-    if args.progress and not args.json:
+    if args.progress:  # on stderr: the JSON answer on stdout stays whole
         from engine.cli.progress_bar import ProgressPrinter
 
         unsubscribe = engine.bus.subscribe(ProgressPrinter(sys.stderr))

@@ -321,7 +321,7 @@ class SyncService:
                 self.notify_search()
             elif isinstance(event, FileError):
                 with self._cond:
-                    self._errors.append(f"{event.path}: {event.error}")
+                    self._errors.append(event.line)
         except Exception:  # pragma: no cover - defensive
             pass
 

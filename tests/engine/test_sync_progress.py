@@ -93,3 +93,23 @@ def test_memdeck_index_progress_draws_a_bar_on_a_terminal(
     # the binary file is recorded with its error, not indexed
     assert re.search(r"\rdone in \d+\.\ds: 30 files indexed, 0 removed", text)
     assert "30 files, 30 chunks (none)" in text  # the refused file is not counted as indexed
+
+
+def test_memdeck_index_progress_with_json_keeps_stdout_json(
+    workspace_dir: Path, state_dir: Path, tmp_path: Path
+) -> None:
+    """``--progress --json`` (either order): the progress lines on stderr, the JSON
+    answer whole on stdout (progress was silently dropped with --json)."""
+    for i in range(5):
+        write(workspace_dir, f"memory/2026-01-{i + 1:02d}.md", f"entry {i} walrus\n" * 20)
+    config = tmp_path / "openclaw.json"
+    config.write_text(json.dumps({"agents": {"defaults": {"memorySearch": {"provider": "none"}}}}))
+    env = {**os.environ, "OPENCLAW_STATE_DIR": str(state_dir), "HOME": str(state_dir)}
+    for flags in (["--progress", "--json"], ["--json", "--progress"]):
+        cmd = [sys.executable, "-m", "engine.cli.main", "index", *flags, "--force",
+               "--config", str(config), "--workspace", str(workspace_dir)]  # fmt: skip
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["files_indexed"] == 5
+        assert "full reindex started (manual)" in done.stderr
+        assert re.search(r"done in \d+\.\ds: 5 files indexed", done.stderr), done.stderr

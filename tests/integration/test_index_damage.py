@@ -190,3 +190,19 @@ def test_a_search_of_an_empty_index_says_why_it_is_keyword_only(
     assert keyword_only_reason(engine, outcome) == (
         "the index holds no text: no memory file was indexed (`memdeck index` says why)"
     )
+
+
+def test_a_file_error_names_its_path_once(built, workspace_dir) -> None:
+    """A file that cannot be indexed: ``status`` and ``watch``'s errors say its path
+    once ("memory/bin.md: looks binary…", not "memory/bin.md: memory/bin.md: …")."""
+    from engine.events import FileError
+
+    _, env = built
+    (workspace_dir / "memory" / "bin.md").write_bytes(b"abc\x00def\n")
+    assert run_cli("index", "-w", str(workspace_dir), env=env).returncode == 0
+    text = run_cli("status", "-w", str(workspace_dir), env=env).stdout
+    assert "file error  memory/bin.md: looks binary (NUL bytes), not indexed" in text
+    assert "memory/bin.md: memory/bin.md" not in text
+    event = FileError("memory/bin.md", "memory/bin.md: looks binary (NUL bytes), not indexed")
+    assert event.line == "memory/bin.md: looks binary (NUL bytes), not indexed"
+    assert FileError("a.md", "cannot read").line == "a.md: cannot read"

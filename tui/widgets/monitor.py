@@ -22,7 +22,15 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, ProgressBar, RichLog, Sparkline, Static
 
-from engine.events import FileError, SearchTimed, SyncDone, SyncFailed, SyncProgress, SyncStarted
+from engine.events import (
+    FileError,
+    SearchTimed,
+    SyncDone,
+    SyncFailed,
+    SyncProgress,
+    SyncStarted,
+    file_error_reason,
+)
 from engine.index.sync_service import SyncServiceState
 from engine.qmd.status import QmdStep
 from engine.status import EngineStatus
@@ -90,7 +98,7 @@ class MonitorPane(VerticalScroll):
         self._show_qmd()
         # The refused files are the index's current list: a file fixed or deleted
         # leaves it at the next sync, and each file is listed once.
-        self._set_file_errors({p: _reason(p, e) for p, e in status.file_errors.items()})
+        self._set_file_errors({p: file_error_reason(p, e) for p, e in status.file_errors.items()})
         if first:
             if status.provider_error:
                 self.log_error(f"provider: {status.provider_error}")
@@ -137,9 +145,7 @@ class MonitorPane(VerticalScroll):
             self.log_error(f"sync ({event.reason}) failed: {event.error}")
             self._show_progress()
         elif isinstance(event, FileError):
-            self._set_file_errors(
-                {**self.file_errors, event.path: _reason(event.path, event.error)}
-            )
+            self._set_file_errors({**self.file_errors, event.path: event.reason})
         elif isinstance(event, SearchTimed):
             self.search_ms.append(event.duration_ms)
             self.query_one("#spark-search", Sparkline).data = list(self.search_ms)
@@ -387,11 +393,6 @@ class MonitorPane(VerticalScroll):
                 t.add_row("last failure", Text(qmd.last_failure))
         title = Text("QMD backend", style="bold")
         widget.update(Group(title, t))
-
-
-def _reason(path: str, error: str) -> str:
-    """The indexer's message without the path it starts with (shown once, beside it)."""
-    return error.removeprefix(f"{path}: ")
 
 
 def _describe_run(run: QmdStep | None) -> str:
