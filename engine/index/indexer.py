@@ -673,7 +673,8 @@ def disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, FileRecord]) -
 
     This is what a fresh process (the CLI) can know without a watcher; the hash
     comparison that decides what to re-embed happens in the indexer. Transcripts
-    are left out: they are re-indexed only after their delta thresholds.
+    are left out: they are re-indexed only after their delta thresholds, and so
+    are files refused when last read (each sync reads them again anyway).
     """
     disk = {f.rel: f for f in on_disk if f.source == "memory"}
     index = {p: r for p, r in indexed.items() if r.source == "memory"}
@@ -681,6 +682,10 @@ def disk_differs(on_disk: list[SourceFile], indexed: Mapping[str, FileRecord]) -
         return True
     for f in disk.values():
         rec = index[f.rel]
+        if rec.size == -1 and rec.error:
+            # refused when last read (a hard link, a FIFO): recorded without its size
+            # so that every sync looks at it again, but not a change to sync for
+            continue
         if rec.size != f.size or abs(rec.mtime - f.mtime) > 1e-6:
             return True
     return False

@@ -9,6 +9,7 @@ user would.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from pathlib import Path
 
@@ -206,3 +207,17 @@ def test_a_file_error_names_its_path_once(built, workspace_dir) -> None:
     event = FileError("memory/bin.md", "memory/bin.md: looks binary (NUL bytes), not indexed")
     assert event.line == "memory/bin.md: looks binary (NUL bytes), not indexed"
     assert FileError("a.md", "cannot read").line == "a.md: cannot read"
+
+
+def test_a_refused_hard_link_does_not_keep_the_index_dirty(built, workspace_dir, tmp_path) -> None:
+    """A hard-linked note is refused at each sync (its bytes are shared with a file
+    outside the memory); ``status`` after that sync says the index is up to date,
+    not dirty forever (every search would start a sync for nothing)."""
+    _, env = built
+    outside = tmp_path / "outside.md"
+    outside.write_text("- shared bytes\n")
+    os.link(outside, workspace_dir / "memory" / "hard.md")
+    assert run_cli("index", "-w", str(workspace_dir), env=env).returncode == 0
+    status = json.loads(run_cli("status", "-w", str(workspace_dir), "--json", env=env).stdout)
+    assert "memory/hard.md" in status["file_errors"], status["file_errors"]
+    assert status["dirty"] is False
