@@ -394,6 +394,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         "integrity_check": st.integrity_check,
         "recovered": st.recovered,
         "damage": list(st.damage),
+        # what was checked before the sync: SQLite's pages and memdeck's structures,
+        # with --check also FTS5 against the text, every vector and keyword posting
+        "checked": "thorough" if args.check else "pages",
     }
     text = (
         f"{'full reindex' if done.full else 'sync'}: {done.files_indexed} files indexed, "
@@ -401,6 +404,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         f"{done.cache_hits} cache hits in {done.duration:.2f}s — "
         f"{st.files} files, {st.chunks} chunks ({st.provider})"
     )
+    if args.check and not st.recovered:
+        text += (
+            "\nchecked: nothing damaged (pages, FTS5 against the text, every vector and"
+            " keyword posting)"
+        )
     for err in done.errors:
         text += f"\nwarning: {err}"
     if st.provider_error:  # e.g. a rejected key: the index was built keyword-only

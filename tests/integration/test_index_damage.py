@@ -221,3 +221,19 @@ def test_a_refused_hard_link_does_not_keep_the_index_dirty(built, workspace_dir,
     status = json.loads(run_cli("status", "-w", str(workspace_dir), "--json", env=env).stdout)
     assert "memory/hard.md" in status["file_errors"], status["file_errors"]
     assert status["dirty"] is False
+
+
+def test_index_check_says_what_it_checked(built, workspace_dir) -> None:
+    """``index --check`` on a sound index says so (text and JSON, either order);
+    without ``--check`` the JSON says only the pages were checked."""
+    _, env = built
+    text = run_cli("index", "--check", "-w", str(workspace_dir), env=env)
+    assert text.returncode == 0, text.stderr
+    assert "checked: nothing damaged (pages, FTS5 against the text" in text.stdout
+    data = json.loads(
+        run_cli("--json", "-w", str(workspace_dir), "index", "--check", env=env).stdout
+    )
+    assert data["checked"] == "thorough" and data["recovered"] is None
+    plain = json.loads(run_cli("index", "-w", str(workspace_dir), "--json", env=env).stdout)
+    assert plain["checked"] == "pages"
+    assert "checked:" not in run_cli("index", "-w", str(workspace_dir), env=env).stdout
