@@ -84,10 +84,12 @@ def open_engine(
     from engine.workspace.presence import workspace_problem
 
     settings = load_cli_settings(args, workspace)
+    # before the workspace check: a config warning (an unset ${VAR} in the
+    # workspace's path) is often why the folder is missing
+    for warning in (*settings.warnings, *settings.openclaw_rejections):
+        print(f"memdeck: warning: {warning}", file=sys.stderr)
     if need_workspace:
         require_workspace(settings)
     elif workspace_problem(settings.workspace) is not None:
         read_only = True
-    for warning in (*settings.warnings, *settings.openclaw_rejections):
-        print(f"memdeck: warning: {warning}", file=sys.stderr)
     return Engine(settings, read_only=read_only)

@@ -279,7 +279,7 @@ def load_settings(
             f"{read_path}: OpenClaw {OPENCLAW_RELEASE} would refuse this file: {rejected}"
             for rejected in layouts.rejected
         ),
-        warnings=tuple(ctx.warnings),
+        warnings=tuple(dict.fromkeys(ctx.warnings)),  # a key read twice warns once
     )
 
 

@@ -297,6 +297,27 @@ def test_a_missing_workspace_is_exit_1_naming_the_path(tmp_path: Path, words) ->
     assert not list(tmp_path.rglob("*.sqlite")), "nothing is indexed for a missing workspace"
 
 
+def test_the_config_warning_that_explains_a_missing_workspace_comes_first(
+    tmp_path: Path,
+) -> None:
+    """The workspace's path names an unset variable: the warning that says so is
+    printed (once) before the error that the default folder does not exist."""
+    config = tmp_path / "openclaw.json"
+    config.write_text('{agents: {defaults: {workspace: "${MEMDECK_TEST_UNSET}/ws"}}}')
+    env = cli_env(tmp_path / "state")
+    env.pop("MEMDECK_TEST_UNSET", None)
+    for argv in (["status", "--config", str(config)], ["--config", str(config), "search", "x"]):
+        r = run_cli(*argv, env=env)
+        assert r.returncode == 1, r.stderr
+        warning = (
+            f"memdeck: warning: {config}: agents.defaults.workspace: environment variable"
+            " $MEMDECK_TEST_UNSET is not set; value ignored"
+        )
+        lines = r.stderr.splitlines()
+        assert lines.count(warning) == 1, lines
+        assert "does not exist" in lines[-1] and lines.index(warning) < len(lines) - 1
+
+
 def test_workspace_problem_kinds(tmp_path: Path) -> None:
     from engine.workspace.presence import create_workspace, workspace_problem
 
