@@ -201,11 +201,19 @@ def test_shrinking_to_80x24_lays_out_as_a_fresh_start_there(hybrid_engine, make_
         results = app.search_pane.query_one("#results", DataTable)
         keys = [str(c.key.value) for c in results.ordered_columns]
         assert keys == ["rank", "score", "vector", "text", "location"]
+        # the toggle bar with MMR and decay on keeps every key, why-not's last
+        bar = app.search_pane.query_one("#search-toggles", Static)
+        await pilot.press("f4", "f5")
+        await pilot.pause()
+        toggles = plain(bar.content).rstrip()
+        assert toggles.endswith("F8 why-not") and len(toggles) <= bar.size.width, toggles
+        assert "decay 30d" in toggles and "MMR λ0.70" in toggles
         await pilot.resize_terminal(160, 45)  # and back: the full wording again
         await pilot.pause()
         await pilot.pause()
         assert app.memory_tree.display
         assert "candidates" in plain(status.content)
+        assert "decay on 30 d" in plain(bar.content) and "MMR on λ=0.70" in plain(bar.content)
 
     drive_at(app, (160, 45), go)
 

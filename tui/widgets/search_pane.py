@@ -252,8 +252,9 @@ class SearchPane(Vertical):
         location is never cut; below SHORT_HEIGHT the results list shrinks so the
         why-not list keeps rows."""
         self.set_class(event.size.height < SHORT_HEIGHT, "-short")
-        # the status line's wording depends on its width, known after this layout
+        # the status and toggle lines' wording depends on their width, known after this layout
         self.call_after_refresh(self._show_status)
+        self.call_after_refresh(self._show_toggles)
         width = event.size.width
         columns: Columns = (
             "full" if width >= COMPACT_WIDTH else "sides" if width >= SIDES_WIDTH else "narrow"
@@ -553,7 +554,20 @@ class SearchPane(Vertical):
         return width if width > 40 else 84
 
     def _show_toggles(self) -> None:
+        bar = self.query_one("#search-toggles", Static)
+        text = self._toggles_text(compact=False)
+        if bar.size.width and text.cell_len > bar.size.width:  # 80 columns: every key shown
+            text = self._toggles_text(compact=True)
+        bar.update(text, layout=False)
+
+    def _toggles_text(self, *, compact: bool) -> Text:
+        """The toggle bar; ``compact`` drops the words a narrow terminal has no room
+        for (each key and its state stay)."""
         d = toggles.describe(self.options)
+        if compact:  # "on 30 d" → "30d", "on λ=0.70" → "λ0.70", "0.70/0.30" → "0.7/0.3"
+            d["decay"] = d["decay"].removeprefix("on ").replace(" d", "d")
+            d["mmr"] = d["mmr"].removeprefix("on ").replace("=", "")
+            d["weights"] = f"{self.options.vector_weight:g}/{self.options.text_weight:g}"
         keys = self._keys()
         text = Text()
         for label, key, value in (
@@ -568,7 +582,7 @@ class SearchPane(Vertical):
             text.append(f" {label}{' ' if label else ''}", style="dim")
             text.append(value, style="bold")
             text.append(" ")
-        self.query_one("#search-toggles", Static).update(text, layout=False)
+        return text
 
     def _keys(self) -> dict[str, str]:
         keymap = getattr(self.app, "effective_keys", None)
