@@ -20,12 +20,14 @@ Nothing here writes; :mod:`engine.memory.curation_actions` makes the changes.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import hashlib
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
@@ -259,22 +261,42 @@ def repeated_daily_lines(
     return out
 
 
-def unrecalled(
-    entries: Sequence[Entry], hits: Sequence[tuple[int, int]], days: int, searches: int
-) -> list[Suggestion]:
-    """Entries no search returned in the window (``hits``: MEMORY.md line ranges)."""
+@dataclass(frozen=True)
+class Recalled:
+    """MEMORY.md's results in the recall window, placed in the file as it is now."""
+
+    #: line ranges of the file as it is now that searches returned
+    hits: tuple[tuple[int, int], ...] = ()
+    #: searches recorded in the window (all files)
+    searches: int = 0
+    #: results recorded before MEMORY.md's last change whose lines cannot be placed in
+    #: the edited file (the chunk was re-cut): they are not counted for any entry
+    unplaced: int = 0
+    #: when MEMORY.md last changed (unix time), when that left results unplaced
+    changed_at: float | None = None
+
+
+def unrecalled(entries: Sequence[Entry], recalled: Recalled, days: int) -> list[Suggestion]:
+    """Entries no search returned in the window. When results from before MEMORY.md's
+    last change cannot be placed in the edited file, the claim is only about the
+    searches since that change, and says so."""
+    if recalled.unplaced and recalled.changed_at is not None:
+        when = dt.datetime.fromtimestamp(recalled.changed_at).astimezone()
+        why = (
+            f"no search returned it since MEMORY.md changed ({when:%Y-%m-%d %H:%M});"
+            f" {recalled.unplaced:,} result{'' if recalled.unplaced == 1 else 's'} of earlier"
+            " searches cannot be placed in the edited file"
+        )
+    else:
+        why = (
+            f"no search in the last {days} days returned it ({recalled.searches:,} searches"
+            " recorded)"
+        )
     out: list[Suggestion] = []
     for e in entries:
-        if any(e.overlaps(start, end) for start, end in hits):
+        if any(e.overlaps(start, end) for start, end in recalled.hits):
             continue
-        out.append(
-            Suggestion(
-                "not-recalled",
-                EntryRef.of(e),
-                f"no search in the last {days} days returned it ({searches:,} searches recorded)",
-                ("move", "delete"),
-            )
-        )
+        out.append(Suggestion("not-recalled", EntryRef.of(e), why, ("move", "delete")))
     return out
 
 
@@ -393,9 +415,10 @@ def suggest(
         report = with_memory_text(report, text, ws.root)
     found += in_unseen_lines(entries, report)
     now = time.time() if now is None else now
-    hits, searches = _recalled(engine, now - days * 86_400, now)
+    recalled = _recalled(engine, now - days * 86_400, now)
+    searches = recalled.searches
     if searches:
-        found += unrecalled(entries, hits, days, searches)
+        found += unrecalled(entries, recalled, days)
     else:
         notes.append(f"no search recorded in the last {days} days: recall is not judged")
     order = {k: i for i, k in enumerate(KIND_ORDER)}
@@ -413,16 +436,52 @@ def suggest(
     )
 
 
-def _recalled(engine: Engine, since: float, until: float) -> tuple[list[tuple[int, int]], int]:
-    """MEMORY.md's returned line ranges in the window, and how many searches it holds."""
+def _recalled(engine: Engine, since: float, until: float) -> Recalled:
+    """MEMORY.md's results in the window, placed in the file as it is now.
+
+    A result recorded after the file's last change names its lines as they are. One
+    recorded before names the lines of an older file: it is placed by its chunk,
+    when the index (in step with the file) still holds that very chunk, else left
+    unplaced rather than pinned on whatever entry moved into those lines."""
     try:
         with engine.pinned_store() as store:
             events = load_events(store, since=since, until=until)
+            mine = [e for e in events if e.path == MEMORY_NAME]
+            changed = _mtime(engine.workspace.root / MEMORY_NAME)
+            older = [e for e in mine if changed is not None and e.at < changed]
+            indexed = store.files([MEMORY_NAME]).get(MEMORY_NAME)
+            in_step = (
+                indexed is not None and changed is not None and abs(indexed.mtime - changed) < 1e-6
+            )
+            ids = [e.chunk_id for e in older if e.chunk_id is not None] if in_step else []
+            rows = store.chunk_rows(ids) if ids else {}
+            hashes = store.chunk_hashes(ids) if ids else {}
     except Exception:  # no index yet, or one that cannot be read: nothing recorded
-        return [], 0
-    searches = len({(e.at, e.query_key) for e in events})
-    hits = [(e.start_line, e.end_line) for e in events if e.path == MEMORY_NAME]
-    return hits, searches
+        return Recalled()
+    hits: list[tuple[int, int]] = []
+    unplaced = 0
+    for e in mine:
+        if changed is None or e.at >= changed:
+            hits.append((e.start_line, e.end_line))
+            continue
+        row = rows.get(e.chunk_id) if e.chunk_id is not None else None
+        if row is not None and row.path == MEMORY_NAME and hashes.get(row.id) == e.chunk_hash:
+            hits.append((row.start_line, row.end_line))
+        else:
+            unplaced += 1
+    return Recalled(
+        hits=tuple(hits),
+        searches=len({(e.at, e.query_key) for e in events}),
+        unplaced=unplaced,
+        changed_at=changed if unplaced else None,
+    )
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def render_suggestions(found: Suggestions) -> str:

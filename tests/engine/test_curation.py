@@ -5,6 +5,7 @@ another entry touched, the index following at once)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,8 @@ def test_suggest_with_recall_and_the_unseen_lines(engine: Engine, ws: Path) -> N
     assert not any(k == "not-recalled" for k, _ in kinds)  # no search recorded yet
     assert found.notes and "recall is not judged" in found.notes[0]
     now = time.time()
+    os.utime(ws / "MEMORY.md", (now - 7200, now - 7200))  # written before the search
+    engine.sync(reason="test")
     with engine.pinned_store() as store:
         record_events(
             store,
@@ -122,6 +125,8 @@ def test_suggest_with_recall_and_the_unseen_lines(engine: Engine, ws: Path) -> N
     found = suggest(engine, days=30, now=now)
     unrecalled = {s.entry.start_line for s in found.suggestions if s.kind == "not-recalled"}
     assert unrecalled == {11, 14}  # lines 5–7 were returned by the search
+    assert all("no search in the last 30 days returned it" in s.evidence
+               for s in found.suggestions if s.kind == "not-recalled")  # fmt: skip
     # past the budget: under a 260-character limit the middle of the file is unseen
     engine.settings.raw["agents"] = {"defaults": {"bootstrapMaxChars": 260}}
     found = suggest(engine, days=30, now=now)
@@ -130,6 +135,33 @@ def test_suggest_with_recall_and_the_unseen_lines(engine: Engine, ws: Path) -> N
     evidence = {s.entry.start_line: s.evidence for s in found.suggestions if s.kind == "unseen"}
     assert "only partly seen by the agent (line 7 (cut))" in evidence[7]
     assert "lines 8–11" in evidence[11]
+
+
+def test_results_from_before_an_edit_are_not_pinned_on_the_lines_now_there(
+    engine: Engine, ws: Path
+) -> None:
+    """A search returned lines 5–7 (Dana's coffee); then two lines were inserted above
+    them. Those line numbers now hold other entries: the old result is not counted
+    for them, and "not recalled" is claimed only for the searches since the edit,
+    saying so."""
+    now = time.time()
+    os.utime(ws / "MEMORY.md", (now - 7200, now - 7200))
+    engine.sync(reason="test")
+    with engine.pinned_store() as store:
+        record_events(store, [RecallEvent(
+            now - 3600, "coffee", query_key("coffee"), "MEMORY.md", "memory", 5, 7, "h", 0.9
+        )])  # fmt: skip
+    text = (ws / "MEMORY.md").read_text()
+    (ws / "MEMORY.md").write_text(text.replace("## People\n\n", "## People\n\n- Kai: on call.\n\n"))
+    engine.sync(reason="test")
+    found = suggest(engine, days=30, now=time.time())
+    unrecalled = {
+        s.entry.start_line: s.evidence for s in found.suggestions if s.kind == "not-recalled"
+    }
+    assert 5 in unrecalled and 7 in unrecalled  # "Kai" now sits on line 5: never returned
+    why = unrecalled[5]
+    assert why.startswith("no search returned it since MEMORY.md changed (")
+    assert why.endswith("1 result of earlier searches cannot be placed in the edited file")
 
 
 def test_vectors_come_from_the_engine_provider(ws: Path, make_engine: Any) -> None:
