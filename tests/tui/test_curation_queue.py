@@ -193,3 +193,41 @@ def test_unsaved_edits_in_the_editor_block_a_change(curate_dir, engine_factory, 
         assert not isinstance(app.screen, CurationPreviewScreen)
 
     drive(app, go)
+
+
+def test_unsaved_edits_block_a_move_to_a_topic_file_typed_in_the_preview(
+    curate_dir, engine_factory, make_app
+) -> None:
+    """The preview opens for the default topic file; the user types another one,
+    which has unsaved edits in the editor: applying is refused there too, and the
+    file on disk is left as it was."""
+    app = make_app(engine_factory(None))
+    topic = curate_dir / "memory" / "routines.md"
+    topic.write_text("# Routines\n", encoding="utf-8")
+    notices: list[str] = []
+
+    async def go(pilot: Pilot) -> None:
+        app.editor_pane.open("memory/routines.md")
+        await wait_for(pilot, lambda: app.editor_pane.rel == "memory/routines.md")
+        app.editor_pane.area.insert("typed, not saved\n", (1, 0))
+        await pilot.pause()
+        assert app.editor_pane.modified
+        original_notify = app.notify
+        app.notify = lambda message, **kw: (  # type: ignore[method-assign]
+            notices.append(message) or original_notify(message, **kw)
+        )
+        queue = await open_queue(pilot)
+        await select(pilot, queue, "daily-log", 14)
+        screen = await act(pilot, queue, "m")
+        screen.query_one("#preview-topic", Input).value = "memory/routines.md"
+        await wait_for(
+            pilot, lambda: screen.plan is not None and "routines.md" in screen.plan.title
+        )
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: any("unsaved edits" in n for n in notices))
+        assert "memory/routines.md has unsaved edits in the editor" in notices[-1]
+        assert topic.read_text(encoding="utf-8") == "# Routines\n"
+        assert (curate_dir / "MEMORY.md").read_text(encoding="utf-8") == MEMORY
+        assert app.editor_pane.modified  # the edits are still there, unsaved
+
+    drive(app, go)

@@ -243,9 +243,12 @@ class CurationQueue(Vertical):
         self.refresh_suggestions()
 
     def _chosen(self, plan: Plan | None) -> None:
-        if plan is not None and not self.busy:
-            self.busy = True
-            self._write(plan)
+        # checked again: the preview may have changed the plan's files (a move's
+        # topic file typed in the dialog) since it opened
+        if plan is None or self.busy or self._refused(tuple(c.rel for c in plan.changes)):
+            return
+        self.busy = True
+        self._write(plan)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curation-write")
     def _write(self, plan: Plan) -> None:
