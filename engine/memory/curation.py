@@ -35,7 +35,12 @@ import numpy as np
 from engine.index.chunking import chunk_markdown
 from engine.index.line_vectors import space_key, unit_spans
 from engine.memory.context import MEMORY_NAME, ContextReport, context_report, with_memory_text
-from engine.memory.dreaming.entries import Entry, normalize_text, split_entries
+from engine.memory.dreaming.entries import (
+    Entry,
+    normalize_text,
+    split_entries,
+    without_comments,
+)
 from engine.memory.recall import load_events
 from engine.records import JsonRecord
 
@@ -143,7 +148,9 @@ def memory_entries(text: str) -> list[Entry]:
 
 
 def _plain(text: str) -> str:
-    """An entry or a log line as compared: no list marker, one space, case folded."""
+    """An entry or a log line as compared: no list marker, no HTML comment (an
+    ``<!-- importance: N -->``), one space, case folded."""
+    text = without_comments(text)
     lines = [
         _MARKER.sub("", ln, count=1) if i == 0 else ln for i, ln in enumerate(text.split("\n"))
     ]

@@ -307,3 +307,23 @@ def test_topic_files_are_checked(engine: Engine) -> None:
     for bad in ("MEMORY.md", "memory/2026-03-01.md", "memory/x.txt", "memory/../x.md", "notes.md"):
         with pytest.raises(ValueError):
             check_topic(ws, bad)
+
+
+def test_an_importance_comment_is_not_part_of_the_wording() -> None:
+    """``<!-- importance: 8 -->`` is metadata: an entry carrying one is still the
+    duplicate of the same sentence, and still repeats a daily-log line."""
+    memory = (
+        "# Memory\n\n"
+        "- Writes commit messages in the imperative mood. <!-- importance: 9 -->\n"
+        "- Writes commit messages in the imperative mood and squashes before merging.\n"
+        "- Deploys go through ArgoCD; never kubectl apply by hand. <!-- importance: 8 -->\n"
+    )
+    entries = memory_entries(memory)
+    assert not any("importance" in e.words for e in entries)
+    pairs = {(s.entry.start_line, s.other.start_line) for s in near_duplicates(entries, None)
+             if s.other is not None}  # fmt: skip
+    assert (4, 3) in pairs or (3, 4) in pairs, pairs
+    log = "# 2026-10-28\n\n- Deploys go through ArgoCD; never kubectl apply by hand\n"
+    (found,) = repeated_daily_lines(entries, [("memory/2026-10-28.md", log)])
+    assert found.entry.start_line == 5 and found.other is not None
+    assert found.other.where == "memory/2026-10-28.md#L3"

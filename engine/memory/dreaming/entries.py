@@ -38,6 +38,8 @@ _FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
 _RULE_RE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _HASHTAG_RE = regex.compile(r"(?<![\p{L}\p{N}_#&/])#([\p{L}_][\p{L}\p{N}_\-]*)")
 _CODE_RE = re.compile(r"`([^`\n]{2,40})`")
+#: an HTML comment (``<!-- importance: 8 -->``): metadata, not the entry's wording
+_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 _GENERIC_HEADING_RE = re.compile(
     r"^(?:\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]m)?|\d{4}-\d{2}-\d{2}(?:[ T].*)?|"
     r"today|yesterday|tomorrow|morning|afternoon|evening|night|notes?|log|daily log)$",
@@ -84,6 +86,11 @@ def concept_tags(text: str, heading: str | None = None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for t in found if t))[:MAX_TAGS]
 
 
+def without_comments(text: str) -> str:
+    """``text`` without its HTML comments (an entry's ``<!-- importance: N -->``)."""
+    return _COMMENT_RE.sub("", text)
+
+
 def normalize_text(text: str) -> str:
     """One line, no list marker, single spaces: the form compared and promoted."""
     lines = [
@@ -109,7 +116,7 @@ def split_entries(
             current.pop()
         if current:
             body = "\n".join(line for _, line in current).strip("\n")
-            words = similarity_tokens(body)
+            words = similarity_tokens(without_comments(body))
             if len(words) >= min_words:
                 entries.append(
                     Entry(
