@@ -249,12 +249,18 @@ def plan_move(ws: Workspace, ref: EntryRef, topic: str, *, pointer: bool = False
     else:
         rest = _cut(lines, entry.start_line, entry.end_line)
     target = _read(ws, topic)
+    # the topic file keeps one kind of line end: its own, or (new) the entry's
     if target.exists and target.text:
-        text = target.text if target.text.endswith("\n") else target.text + "\n"
-        grown = text + ("" if text.endswith("\n\n") else "\n") + moved
+        nl = "\r\n" if "\r\n" in target.text else "\n"
+    else:
+        nl = "\r\n" if moved.endswith("\r\n") else "\n"
+    moved = moved.replace("\r\n", "\n").replace("\n", nl)
+    if target.exists and target.text:
+        text = target.text if target.text.endswith("\n") else target.text + nl
+        grown = text + ("" if text.endswith(nl + nl) else nl) + moved
     else:
         title = ref.heading or Path(topic).stem.replace("-", " ").capitalize()
-        grown = f"# {title}\n\n{moved}"
+        grown = f"# {title}{nl}{nl}{moved}"
     return Plan(
         "move",
         f"Move {ref.where} to {topic}" + (" (a pointer stays)" if pointer else ""),

@@ -301,6 +301,23 @@ def test_crlf_and_bom_survive_every_action(ws: Path, engine: Engine) -> None:
     assert path.read_bytes() == raw
 
 
+def test_a_moved_entry_takes_the_topic_files_line_ends(ws: Path, engine: Engine) -> None:
+    """A CRLF MEMORY.md's entry moved to a new topic file makes it CRLF throughout
+    (its heading too); moved into an existing LF file, it is written with LF."""
+    path = ws / "MEMORY.md"
+    path.write_bytes(MEMORY.replace("\n", "\r\n").encode("utf-8"))
+    new = ws / "memory" / "people.md"
+    apply(engine.workspace, plan_move(engine.workspace, entry(ws, 6), "memory/people.md"))
+    assert new.read_bytes() == b"# People\r\n\r\n- Ravi owns the Atlas rollback plan.\r\n"
+    old = ws / "memory" / "infra.md"
+    old.write_bytes(b"# Infra\n\n- The NAS is in the hall cupboard.\n")
+    apply(engine.workspace, plan_move(engine.workspace, entry(ws, 13), "memory/infra.md"))
+    assert old.read_bytes() == (
+        b"# Infra\n\n- The NAS is in the hall cupboard.\n\n- Backups run nightly at 02:00.\n"
+    )
+    assert b"\n" not in path.read_bytes().replace(b"\r\n", b"")  # MEMORY.md stays CRLF
+
+
 def test_topic_files_are_checked(engine: Engine) -> None:
     ws = engine.workspace
     assert check_topic(ws, "./memory/projects/atlas.md") == "memory/projects/atlas.md"
