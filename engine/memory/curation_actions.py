@@ -60,10 +60,14 @@ class Change:
         old = self.before.text.splitlines(keepends=True) if self.before.exists else []
         new = self.after.splitlines(keepends=True) if self.after is not None else []
         label = f"a/{self.rel}" if self.before.exists else "/dev/null"
+        lines = difflib.unified_diff(
+            old, new, label, f"b/{self.rel}" if self.after is not None else "/dev/null"
+        )
+        # a last line without its newline says so on a line of its own, as diff does
+        # (glued to the next line, the next file's header read as part of the text)
         return "".join(
-            difflib.unified_diff(
-                old, new, label, f"b/{self.rel}" if self.after is not None else "/dev/null"
-            )
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
         )
 
 

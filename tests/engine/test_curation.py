@@ -344,3 +344,15 @@ def test_an_importance_comment_is_not_part_of_the_wording() -> None:
     (found,) = repeated_daily_lines(entries, [("memory/2026-10-28.md", log)])
     assert found.entry.start_line == 5 and found.other is not None
     assert found.other.where == "memory/2026-10-28.md#L3"
+
+
+def test_the_diff_says_when_a_file_has_no_final_newline(ws: Path, engine: Engine) -> None:
+    """MEMORY.md without a final newline: the preview marks it as diff does, and the
+    next file's header starts a line of its own."""
+    (ws / "MEMORY.md").write_text(MEMORY.rstrip("\n"), encoding="utf-8")
+    plan = plan_move(engine.workspace, entry(ws, 14), "memory/infra.md")  # the last line
+    diff = plan.diff
+    assert "\n\\ No newline at end of file\n" in diff
+    assert "\n--- /dev/null\n" in diff  # the topic file's header on a line of its own
+    assert all(line.startswith(("---", "+++", "@@", " ", "-", "+", "\\"))
+               for line in diff.splitlines()), diff  # fmt: skip
