@@ -231,3 +231,32 @@ def test_unsaved_edits_block_a_move_to_a_topic_file_typed_in_the_preview(
         assert app.editor_pane.modified  # the edits are still there, unsaved
 
     drive(app, go)
+
+
+def test_an_undo_a_later_change_outdated_is_dropped(curate_dir, engine_factory, make_app) -> None:
+    """Delete, then an agent appends to MEMORY.md: the undo cannot restore what it
+    recorded. Applying it writes nothing, says so, and drops it (it stayed on top of
+    the history for good, hiding every older undo)."""
+    app = make_app(engine_factory(None))
+    path = curate_dir / "MEMORY.md"
+    notices: list[str] = []
+
+    async def go(pilot: Pilot) -> None:
+        queue = await open_queue(pilot)
+        await select(pilot, queue, "duplicate", 7)
+        await act(pilot, queue, "d")
+        await apply_shown(pilot, queue)
+        assert len(queue.undo_stack) == 1
+        grown = path.read_text(encoding="utf-8") + "- appended by the agent\n"
+        path.write_text(grown, encoding="utf-8")
+        original_notify = app.notify
+        app.notify = lambda message, **kw: (  # type: ignore[method-assign]
+            notices.append(message) or original_notify(message, **kw)
+        )
+        await act(pilot, queue, "u")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: any("changed on disk" in n for n in notices))
+        assert "1 undo of MEMORY.md dropped" in notices[-1]
+        assert queue.undo_stack == [] and path.read_text(encoding="utf-8") == grown
+
+    drive(app, go)

@@ -259,7 +259,10 @@ class CurationQueue(Vertical):
         try:
             undo = apply(self.engine.workspace, plan)
         except CurationConflict as exc:
-            self.app.call_from_thread(self._failed, str(exc))
+            message = str(exc)
+            if plan.action == "undo":
+                message += self.app.call_from_thread(self._forget_undos, plan)
+            self.app.call_from_thread(self._failed, message)
             return
         self.app.call_from_thread(self._written, plan, undo)
         try:
@@ -269,6 +272,18 @@ class CurationQueue(Vertical):
             self.app.call_from_thread(self._failed, f"written, not indexed yet: {exc}", "Sync")
             return
         self.app.call_from_thread(self._indexed, plan)
+
+    def _forget_undos(self, failed: Plan) -> str:
+        """An undo met a file changed since (an agent appended, the editor saved):
+        that undo and the older ones of the same files cannot restore what they
+        recorded any more. They are dropped, so an undo of another file is reachable
+        again, and the notice says so."""
+        files = {c.rel for c in failed.changes}
+        kept = [p for p in self.undo_stack if not files & {c.rel for c in p.changes}]
+        dropped = len(self.undo_stack) - len(kept)
+        self.undo_stack = kept
+        undos = f"{dropped} undo{'' if dropped == 1 else 's'}"
+        return f"; {undos} of {', '.join(sorted(files))} dropped"
 
     def _failed(self, message: str, title: str = "Not written") -> None:
         self.busy = False
