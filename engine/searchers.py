@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from engine.config.settings import MemorySearchSettings, Settings
 from engine.embeddings.base import EmbeddingProvider
+from engine.index.db import StoreUnreachable
 from engine.index.index_store import IndexStore
 from engine.memory.recall import (
     OPENCLAW_MODE_PREFIX,
@@ -142,6 +143,12 @@ class MemdeckSearcher:
     def answer(self, request: SearchRequest) -> Answer:
         try:
             outcome = self.host.search(request.query, self.options(request))
+        except StoreUnreachable as exc:  # the index is fine: its server is not there
+            return SearchUnavailable(
+                error=f"{type(exc).__name__}: {exc}",
+                action="check that the store's server is running and reachable "
+                "(`memdeck status` names it); the index needs no rebuild",
+            )
         except Exception as exc:
             return SearchUnavailable(
                 error=f"{type(exc).__name__}: {exc}",

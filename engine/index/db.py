@@ -31,6 +31,11 @@ class BusyIndexError(DatabaseError):
     """Another process held a lock longer than the busy timeout."""
 
 
+class StoreUnreachable(DatabaseError):
+    """The store's server cannot be reached (PostgreSQL down, the network): nothing is
+    wrong with the index, and rebuilding it would not help."""
+
+
 @dataclass(frozen=True)
 class VecStatus:
     loaded: bool

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.index.db import DatabaseError, VecStatus
+from engine.index.db import DatabaseError, StoreUnreachable, VecStatus
 from engine.index.index_store import StoreInfo
 from engine.index.keyword_index import RowTerms
 from engine.index.pg_line_vectors import PgLineVectorTable
@@ -112,10 +112,23 @@ class PgStoreError(DatabaseError):
     """A PostgreSQL failure; the message never contains the DSN's password."""
 
 
+class PgStoreUnreachable(PgStoreError, StoreUnreachable):
+    """No connection to the server (refused, lost, or none free in time)."""
+
+
+#: how long a call waits for a pooled connection: while the server is down, every
+#: call of a long-running server (``memdeck mcp``) fails after this, not the pool's 30 s
+POOL_WAIT_S = 3.0
+
+
 def mask_dsn(dsn: str) -> str:
     """``dsn`` with its password replaced by ``***`` (URL and key=value forms)."""
-    masked = re.sub(r"(://[^:/@\s]*:)([^@\s]*)(@)", r"\1***\3", dsn)
-    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", masked, flags=re.I)
+    # a URI's password runs to the authority's last "@" (an "@" left unencoded in it
+    # would otherwise leave its tail showing); a key=value one may escape a space
+    masked = re.sub(r"(://[^:/@\s]*:)([^/\s]*)(@)", r"\1***\3", dsn)
+    return re.sub(
+        r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)+)", r"\1***", masked, flags=re.I
+    )
 
 
 def dsn_password(dsn: str) -> str | None:
@@ -130,11 +143,16 @@ def dsn_password(dsn: str) -> str | None:
 
 
 def scrub(text: str, dsn: str) -> str:
-    """``text`` with the DSN (and its bare password) masked wherever it appears."""
+    """``text`` with the DSN (and its bare password) masked wherever it appears: the
+    password libpq reads, and what a URI holds up to its last "@" (libpq stops at the
+    first one, and the driver then names the rest as part of the host)."""
     out = text.replace(dsn, mask_dsn(dsn))
-    password = dsn_password(dsn)
-    if password:
-        out = out.replace(password, "***")
+    secrets = {dsn_password(dsn) or ""}
+    uri = re.match(r"[a-z]+://[^:/@\s]*:([^/\s]*)@", dsn)
+    if uri:  # the pieces past libpq's password: short ones would mask unrelated text
+        secrets |= {uri.group(1), *(p for p in uri.group(1).split("@") if len(p) >= 3)}
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        out = out.replace(secret, "***")
     return out
 
 
@@ -218,6 +236,7 @@ class PgStore(PgLineVectorTable):
             kwargs={"connect_timeout": int(connect_timeout)},
             open=False,
             name="memdeck",
+            timeout=min(connect_timeout, POOL_WAIT_S),
         )
         try:
             self.pool.open(wait=True, timeout=connect_timeout)
@@ -240,11 +259,15 @@ class PgStore(PgLineVectorTable):
         ``snapshot``: every statement sees the same committed state (repeatable
         read), so bm25's N and each term's n come from one moment even while a
         writer commits."""
+        from psycopg_pool import PoolTimeout
+
         try:
             with self.pool.connection() as conn, conn.transaction():
                 if snapshot:
                     conn.execute("set transaction isolation level repeatable read")
                 yield conn
+        except (PoolTimeout, self._psycopg.OperationalError) as exc:
+            raise PgStoreUnreachable(self._problem(exc)) from exc
         except self._psycopg.Error as exc:
             raise PgStoreError(self._problem(exc)) from exc
 

@@ -272,3 +272,46 @@ def test_terms_cut_by_older_rules_rebuild_the_postgres_index_once(
     finally:
         pg.close()
         lite.close()
+
+
+def test_a_lost_server_fails_each_search_quickly_with_the_right_advice(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """The database stops taking connections under a running engine (as a long-lived
+    ``memdeck mcp`` meets a PostgreSQL restart): each search answers unavailable within
+    the pool's short wait, not 30 s, and says to look at the server rather than
+    rebuild the index; once the server takes connections again, searches work."""
+    import time
+
+    import psycopg
+
+    from engine.tools import search_memory
+
+    ws = tmp_path / "ws"
+    write(ws, "MEMORY.md", "# Memory\n\n- The staging database is Postgres on 5433\n")
+    engine = engine_for(ws, pg_env(tmp_path / "state", pg_dsn), None)
+    try:
+        engine.sync(reason="test")
+        assert search_memory(engine, "staging", min_score=0).to_json()["results"]
+        admin, name = pg_dsn.rsplit("/", 1)[0] + "/postgres", pg_dsn.rsplit("/", 1)[1]
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"alter database {name} allow_connections false")
+            conn.execute(
+                "select pg_terminate_backend(pid) from pg_stat_activity where datname = %s",
+                (name,),
+            )
+        for _ in range(2):
+            t0 = time.monotonic()
+            down = search_memory(engine, "staging", min_score=0).to_json()
+            took = time.monotonic() - t0
+            assert down.get("disabled") is True, down
+            assert "the index needs no rebuild" in down["action"], down
+            assert took < 10, took
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"alter database {name} allow_connections true")
+        deadline = time.monotonic() + 30
+        while not search_memory(engine, "staging", min_score=0).to_json().get("results"):
+            assert time.monotonic() < deadline, "the engine never reconnected"
+            time.sleep(0.5)
+    finally:
+        engine.close()

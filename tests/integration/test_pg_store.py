@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from engine.index.line_codec import LineMatrix
-from engine.index.pg_store import PgStore, PgStoreError, mask_dsn
+from engine.index.pg_store import PgStore, PgStoreError, mask_dsn, scrub
 from engine.index.store import NewChunk, Store
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg is installed by scripts/setup.sh")
@@ -202,6 +202,12 @@ def test_password_never_in_errors(pg_server) -> None:
     assert secret not in str(err2.value) and "password=***" in str(err2.value)
     assert mask_dsn("postgresql://u:p%40ss@h/db") == "postgresql://u:***@h/db"
     assert mask_dsn("host=h password='a b' user=u") == "host=h password=*** user=u"
+    # an "@" left unencoded in a URI's password, a space escaped in a key=value one
+    at = "postgresql://u:Wrong@Pw123@127.0.0.1:5432/db"
+    assert mask_dsn(at) == "postgresql://u:***@127.0.0.1:5432/db"
+    said = scrub(f"failed to resolve host 'Pw123@127.0.0.1' ({at})", at)
+    assert "Pw123" not in said and "Wrong" not in said, said
+    assert mask_dsn(r"host=h password=Esc\'d\ Pw user=u") == "host=h password=*** user=u"
 
 
 def test_line_vectors_match_sqlite(both) -> None:
