@@ -227,6 +227,14 @@ def _rejections(document: dict[str, Any], agents: list[tuple[int, dict[str, Any]
     memory = _record(document.get("memory"))
     if memory is not None and memory.get("search") is not None:
         blocks.append(("memory.search", memory["search"]))
+    for key in sorted(memory or {}, key=str):  # 2026.9's `memory` is strict: these two
+        if key not in ("citations", "search"):
+            why = (
+                "the QMD backend was removed in 2026.8.1 (memdeck still serves it)"
+                if key in ("backend", "qmd")
+                else "not a key of 2026.9's memory block"
+            )
+            out.append(f"memory.{key}: {why}")
     for index, entry in agents:
         if entry.get("memorySearch") is not None:
             where = f"agents.list[{index}]"

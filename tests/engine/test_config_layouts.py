@@ -107,6 +107,19 @@ def test_retired_knobs_are_honoured_but_named_as_refused(tmp_path, env):
     assert "memory.search.store.path: retired in 2026.9" in text
 
 
+def test_memory_keys_2026_9_does_not_know_are_said(tmp_path, env):
+    """2026.9.6's ``memory`` block takes ``citations`` and ``search`` only (its schema
+    is strict): ``memory.backend``/``memory.qmd``, which memdeck still serves, and any
+    other key are named as keys it would refuse."""
+    config = {"memory": {"backend": "qmd", "qmd": {}, "citations": "on", "extra": 1}}
+    s = load(tmp_path, env, config)
+    text = "\n".join(s.openclaw_rejections)
+    assert "memory.backend: the QMD backend was removed in 2026.8.1" in text
+    assert "memory.qmd: the QMD backend was removed in 2026.8.1" in text
+    assert "memory.extra: not a key of 2026.9's memory block" in text
+    assert "memory.citations" not in text and len(s.openclaw_rejections) == 3
+
+
 def test_wrong_types_in_memory_search_name_the_2026_9_path(tmp_path, env):
     with pytest.raises(ConfigError) as info:
         load(tmp_path, env, {"memory": {"search": {"query": {"maxResults": "many"}}}})
