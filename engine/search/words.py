@@ -15,12 +15,14 @@ frequency) and the chunk's length in terms as bm25 does: FTS5's unicode61 terms
 
 from __future__ import annotations
 
+import datetime as dt
 import unicodedata
 from collections import Counter
 from functools import lru_cache
 
 from engine.index.tokens import words_of
 from engine.index.unicode61 import term_counts, word_terms
+from engine.workspace.dates import date_from_path
 
 __all__ = [
     "FUNCTION_WORDS",
@@ -99,12 +101,31 @@ def folded_words(text: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def path_words(path: str) -> frozenset[str]:
     """The folded words of a file's path: its folders under ``memory/`` and its name,
-    without the extension (``memory/projects/atlas.md`` → ``project``, ``atla``)."""
+    without the extension (``memory/projects/atlas.md`` → ``project``, ``atla``); a
+    dated name (a daily log) also says its date as people write it (``date_words``)."""
     parts = path.split("/")
     if len(parts) > 1 and parts[0] == _ROOT_FOLDER:
         parts = parts[1:]
     stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
-    return frozenset(w for part in [*parts[:-1], stem] for w in folded_words(part))
+    words = {w for part in [*parts[:-1], stem] for w in folded_words(part)}
+    day = date_from_path(path)
+    return frozenset(words | date_words(day) if day is not None else words)
+
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december")  # fmt: skip
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: a month's short name, where it is not also an English word ("mar")
+_SHORT_MONTHS = {m: m[:3] for m in _MONTHS if m[:3] not in ("mar", "may")}
+
+
+def date_words(day: dt.date) -> frozenset[str]:
+    """How a query names a day, folded: the month (``november``, ``nov``), the day of
+    the month without a leading zero (``5``) and the weekday (``friday``), so that
+    "november 5" finds ``memory/2026-11-05.md`` by its name."""
+    month = _MONTHS[day.month - 1]
+    words = (month, _SHORT_MONTHS.get(month, month), str(day.day), _WEEKDAYS[day.weekday()])
+    return frozenset(fold(w) for w in words)
 
 
 def _heading(line: str) -> str | None:

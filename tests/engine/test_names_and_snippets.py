@@ -3,11 +3,13 @@ around the best unit (``engine.search.snippets``): pure functions, no index."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 
 from engine.index.unicode61 import doc_terms
 from engine.search.snippets import focused_snippet
 from engine.search.words import (
+    date_words,
     fold,
     heading_words,
     name_words,
@@ -51,6 +53,13 @@ def test_a_chunk_is_named_by_its_path_and_title_and_its_sections_name_parts() ->
     assert path_words("memory/people/dana-okafor.md") == {"people", "dana", "okafor"}
     assert "memory" not in path_words("memory/2026-11-14.md")
     assert path_words("MEMORY.md") == {"memory"}
+    # a daily log is also named by its date as people write it (a Saturday)
+    assert path_words("memory/2026-11-14.md") == {
+        "2026", "11", "14", "november", "nov", "saturday"
+    }  # fmt: skip
+    assert {"5", "march"} <= path_words("memory/2026-03-05.md")
+    assert "mar" not in path_words("memory/2026-03-05.md")  # "mar" is a word of its own
+    assert date_words(dt.date(2026, 5, 1)) == {"may", "1", "friday"}
     text = "# Atlas — billing migration\n\nGoal.\n\n## Rollback\nKeep the old primary."
     title, sections = heading_words(text, start_line=1)
     assert title == {"atla", "billing", "migration"} and sections == {"rollback"}
