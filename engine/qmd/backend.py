@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import logging
 import os
 import threading
@@ -193,6 +194,7 @@ class QmdBackend:
         self.last_ok: float | None = None
         self.last_failure: float | None = None
         self._skip_until = 0.0
+        self._load_health()  # a search of an earlier process fell back: still so
         self.searches = 0
         self.fallbacks = 0
         # maintenance
@@ -406,6 +408,8 @@ class QmdBackend:
             self.failure_kind = None
             self.last_ok = time.time()
             self._skip_until = 0.0
+            if recovered:
+                self._save_health()
         if recovered:
             log.warning("qmd answers again; builtin fallback ended")
 
@@ -422,7 +426,46 @@ class QmdBackend:
                 self._skip_until = time.monotonic() + self.timeout_cooldown_s
             if exc.kind not in ("timeout", "busy"):
                 self._reconciled = False  # reconcile again once qmd works
+            if source == "search":
+                self._save_health()
         log.warning("qmd failed, serving from the builtin index: %s", reason)
+
+    # -- the fallback, across processes ------------------------------------------
+    @property
+    def _health_path(self) -> Path:
+        return self.home.root / "memdeck-fallback.json"
+
+    def _save_health(self) -> None:
+        """A search's fallback outlives its process (each CLI command is one): the
+        next ``memdeck status`` says it until a qmd search succeeds again. Called
+        under the lock; a home that cannot be written keeps it in memory only."""
+        path = self._health_path
+        with contextlib.suppress(OSError):
+            if self.fallback_reason is None:
+                path.unlink(missing_ok=True)
+                return
+            if not path.parent.is_dir():
+                return
+            data = {
+                "reason": self.fallback_reason,
+                "kind": self.failure_kind,
+                "at": self.last_failure,
+            }
+            tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(tmp, path)
+
+    def _load_health(self) -> None:
+        try:
+            data = json.loads(self._health_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and isinstance(data.get("reason"), str):
+            self.fallback_reason = data["reason"]
+            self.failure_kind = data.get("kind") if isinstance(data.get("kind"), str) else None
+            at = data.get("at")
+            self.last_failure = float(at) if isinstance(at, int | float) else None
+            self._failure_source = "search"
 
     # -- search ------------------------------------------------------------------
     def search(

@@ -140,6 +140,24 @@ def test_fallback_lasts_until_qmd_answers_again(world):
     assert st.qmd.healthy is True and st.qmd.fallbacks == 2
 
 
+@requires_qmd
+def test_a_fallback_is_seen_by_the_next_process_until_qmd_answers(world):
+    """Each CLI command is a process of its own: a search that fell back is still
+    shown by the next engine's status (``memdeck status``), until a search succeeds."""
+    flag, wrapper = broken_qmd(world.root, "true", "qmd: index is busy")
+    first = world.engine({"command": str(wrapper)})
+    assert memory_search(first, QUERY)["backend"] == "builtin"
+    first.close()
+    later = world.engine({"command": str(wrapper)}, sync=False)
+    st = later.status()
+    assert st.fallback == "builtin" and "index is busy" in (st.fallback_reason or "")
+    flag.unlink()
+    assert memory_search(later, QUERY)["backend"] == "qmd"
+    later.close()
+    fresh = world.engine({"command": str(wrapper)}, sync=False)
+    assert fresh.status().fallback is None  # the success ended it for every process
+
+
 def test_a_hanging_boot_refresh_does_not_block_start_or_search(world):
     hang = script(world.root, "qmd-hang", "sleep 60\n")
     t0 = time.monotonic()
