@@ -386,7 +386,7 @@ class Indexer:
             NewChunk(src(c.start_line), src(c.end_line), c.hash, c.text, None)
             for c in chunk_markdown(text, self.ms.chunking.tokens, self.ms.chunking.overlap)
         ]
-        return f, file_hash, chunks, None
+        return f, file_hash, chunks, problem  # a warning kept on the file's record
 
     def _not_indexed(self, f: SourceFile, file_hash: str, message: str, stats: SyncStats) -> None:
         """Record a file that cannot be indexed, with why (status shows it)."""
@@ -441,7 +441,7 @@ class Indexer:
                 )
                 self._error(stats, "(provider)", embed_error)
                 self._empty_vectors = 0
-        for f, file_hash, chunks, _ in pending:
+        for f, file_hash, chunks, warning in pending:
             self._check_cancel()
             with_vecs = [
                 NewChunk(c.start_line, c.end_line, c.hash, c.text, vectors.get(c.hash))
@@ -460,7 +460,9 @@ class Indexer:
                 chunks=with_vecs,
                 # without an error, the chunks wait in remote batch jobs (wait=false);
                 # the note makes the next sync revisit the file and shows in status
-                error=(embed_error or BATCH_PENDING) if incomplete else None,
+                # else the file's own warning (not valid UTF-8, indexed with U+FFFD):
+                # status and the app list it as long as the file is so
+                error=(embed_error or BATCH_PENDING) if incomplete else warning,
             )
             stats.files_indexed += 1
             stats.bytes_indexed += f.size

@@ -237,3 +237,22 @@ def test_index_check_says_what_it_checked(built, workspace_dir) -> None:
     plain = json.loads(run_cli("index", "-w", str(workspace_dir), "--json", env=env).stdout)
     assert plain["checked"] == "pages"
     assert "checked:" not in run_cli("index", "-w", str(workspace_dir), env=env).stdout
+
+
+def test_a_file_indexed_with_a_warning_keeps_it_in_status(built, workspace_dir) -> None:
+    """A note that is not valid UTF-8 is indexed with U+FFFD: ``status`` (and the app,
+    which reads the same records) lists the warning for as long as the file is so,
+    counts the file as indexed, and is not dirty; fixed, the warning goes."""
+    _, env = built
+    note = workspace_dir / "memory" / "latin1.md"
+    note.write_bytes(b"# latin1 caf\xe9 notes\n")
+    assert run_cli("index", "-w", str(workspace_dir), env=env).returncode == 0
+    status = json.loads(run_cli("status", "-w", str(workspace_dir), "--json", env=env).stdout)
+    assert "not valid UTF-8 at byte 12" in status["file_errors"]["memory/latin1.md"]
+    assert status["files"] == 3 and status["dirty"] is False
+    found = json.loads(_search(workspace_dir, env, "--json", "--min-score", "0").stdout)
+    assert found["results"]  # the rest of the index answers as before
+    note.write_text("# latin1 café notes\n", encoding="utf-8")
+    assert run_cli("index", "-w", str(workspace_dir), env=env).returncode == 0
+    status = json.loads(run_cli("status", "-w", str(workspace_dir), "--json", env=env).stdout)
+    assert "memory/latin1.md" not in status["file_errors"]
