@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Input, TextArea
+from textual.widgets import Button, DataTable, Input, Static, TextArea
 
 from engine.embeddings.base import ProgressCallback
 from tests.engine.concept_embedder import ConceptEmbedder
@@ -358,3 +358,21 @@ def test_esc_in_the_entry_dialog_keeps_the_text_as_a_draft(fts_engine, make_app,
 
     drive(app, go)
     assert today.read_text(encoding="utf-8") == before
+
+
+def test_a_remapped_search_key_is_the_one_the_app_names(fts_engine, make_app) -> None:
+    """search.focus moved to ctrl+l: the search box's hint and the help screen's intro
+    name ctrl+l (they said ctrl+f, which no longer does anything)."""
+    app = make_app(fts_engine, ui_settings=UISettings(keymap={"search.focus": "ctrl+l"}))
+
+    async def go(pilot: Pilot) -> None:
+        assert app.keymap == {"search.focus": "ctrl+l"}
+        box = app.search_pane.query_one("#search-input", Input)
+        hint = str(box.placeholder)
+        assert "(ctrl+l from anywhere" in hint and "ctrl+f" not in hint
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        intro = str(app.screen.query_one("#help-intro", Static).content)
+        assert "(ctrl+l search, ctrl+g next pane)" in intro and "ctrl+f" not in intro
+
+    drive(app, go)

@@ -30,12 +30,18 @@ class HelpScreen(ModalScreen[None]):
         self._rows = rows
         self._hint = settings_hint
 
+    def _keys_of(self, binding_id: str, default: str) -> str:
+        """The keys a binding has now (the keymap may have moved it)."""
+        return next((r.keys for r in self._rows if r.binding_id == binding_id), default)
+
     def compose(self) -> ComposeResult:
+        search, nxt = self._keys_of("search.focus", "ctrl+f"), self._keys_of("pane.next", "ctrl+g")
+        palette = self._keys_of("app.palette", "ctrl+p")
         with Vertical(id="help-box"):
             yield Label("memdeck keys", classes="dialog-title")
             yield Static(
-                "Everywhere keys work in the editor too (ctrl+f search, ctrl+g next pane); "
-                "outside text fields / ? and 1–4 do the same. ctrl+p: command palette. "
+                f"Everywhere keys work in the editor too ({search} search, {nxt} next pane); "
+                f"outside text fields / ? and 1–4 do the same. {palette}: command palette. "
                 f'Remap by binding id in {self._hint} → "keymap".',
                 id="help-intro",
             )

@@ -34,6 +34,7 @@ from engine.search.rank import rank
 from engine.searchers import keyword_only_reason
 from tui import export, toggles
 from tui.format import SCORE_BAR, bar_cells, location, score_bar, signed_shift, style_of
+from tui.keymap import display_keys
 from tui.messages import OpenLocation, SearchFailed, SearchFinished
 from tui.widgets.breakdown import BreakdownView, candidate_lists, explain
 from tui.widgets.search_input import SearchInput
@@ -198,8 +199,11 @@ class SearchPane(Vertical):
 
     # -- layout ------------------------------------------------------------------
     def compose(self) -> ComposeResult:
+        keymap = getattr(self.app, "effective_keys", None)
+        focus = keymap("search.focus", "ctrl+f") if keymap else "ctrl+f"
         yield SearchInput(
-            placeholder="search memory…  (ctrl+f from anywhere, Esc leaves)", id="search-input"
+            placeholder=f"search memory…  ({display_keys(focus)} from anywhere, Esc leaves)",
+            id="search-input",
         )
         yield Static(id="search-toggles")
         yield Static(id="search-status")
