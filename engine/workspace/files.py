@@ -82,6 +82,9 @@ class Document:
     decode_error: str | None = None
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -384,6 +387,15 @@ class Workspace:
                 "reload or merge before saving"
             )
         data = new_text.encode("utf-8")
+        # ``read`` drops a UTF-8 byte-order mark from the text; the file keeps it (the
+        # editor's save must not change bytes no one edited)
+        had_bom = (
+            current.exists
+            and current.decode_error is None
+            and sha256_bytes(_BOM + current.text.encode("utf-8")) == current.sha256
+        )
+        if had_bom and not data.startswith(_BOM):
+            data = _BOM + data
         base, rel = self.base_of(doc.path)
         atomic_write_beneath(base, rel, data, shown=self.rel(doc.path))
         return Document(doc.path, new_text, sha256_bytes(data), exists=True)
@@ -462,7 +474,9 @@ def atomic_write_beneath(base: Path, rel: str, data: bytes, *, shown: str | None
     dfd, _dev = open_dir_beneath(base, parts[:-1], shown, create=True)
     name = parts[-1]
     try:
-        mode = None
+        # a memory file keeps its mode; a new one (or one deleted meanwhile) gets what
+        # any new file would, not the temp file's 0600, which would hide it from others
+        mode = _new_file_mode()
         with contextlib.suppress(FileNotFoundError):
             st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
             if stat.S_ISLNK(st.st_mode):
@@ -487,6 +501,20 @@ def atomic_write_beneath(base: Path, rel: str, data: bytes, *, shown: str | None
         )
     finally:
         os.close(dfd)
+
+
+def _new_file_mode() -> int:
+    """The mode ``open`` gives a new file: 0666 less the umask, read from
+    ``/proc/self/status`` (setting the umask to learn it would race other threads);
+    0644 where that cannot be read."""
+    with (
+        contextlib.suppress(OSError, ValueError),
+        open("/proc/self/status", encoding="ascii", errors="replace") as fh,
+    ):
+        for line in fh:
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    return 0o644
 
 
 def atomic_write(path: Path, data: bytes) -> None:

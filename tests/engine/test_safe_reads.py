@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -365,3 +366,27 @@ def test_append_writes_text_only(workspace_dir: Path) -> None:
     log.mkdir()
     with pytest.raises(PathRefused, match="is a folder, not a memory file"):
         ws.append_entry("x", at)
+
+
+def test_an_editor_save_keeps_the_files_bom_and_a_recreated_file_is_readable(
+    workspace_dir: Path,
+) -> None:
+    """``read`` drops a UTF-8 byte-order mark from the text; ``save`` keeps it in the
+    file. A memory file deleted since it was opened and saved again ("overwrite") gets
+    a new file's usual mode, not the temp file's 0600."""
+    ws = Workspace(workspace_dir)
+    path = workspace_dir / "memory" / "bom.md"
+    path.write_bytes(b"\xef\xbb\xbf# BOM\nline two\n")
+    doc = ws.read(path)
+    assert not doc.text.startswith("\ufeff")
+    ws.save(doc, doc.text.replace("line two", "line two, edited"))
+    assert path.read_bytes() == b"\xef\xbb\xbf# BOM\nline two, edited\n"
+    mem = workspace_dir / "MEMORY.md"
+    mem.write_text("# Memory\n")
+    old = ws.read(mem)
+    mem.unlink()
+    gone = ws.read(mem)
+    ws.save(gone, old.text + "- kept\n")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(mem.stat().st_mode) == 0o666 & ~umask
