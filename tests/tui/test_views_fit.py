@@ -269,3 +269,25 @@ def test_fit_fields_drops_the_highest_rank_rightmost_first() -> None:
     assert texts(12) == "[name][界面]"
     bar = render_bar(fields, 8)  # the fields that never give way, cut only here
     assert bar.cell_len <= 8 and bar.plain.endswith("…")
+
+
+def test_the_new_entry_dialog_fits_80x24(fts_engine, make_app) -> None:
+    """ctrl+n at 80×24: the dialog (90 columns wide where there is room) stays inside
+    the screen, its Append and Cancel buttons in view."""
+    from textual.widgets import Button
+
+    from tui.screens.dialogs import AppendEntryScreen
+
+    app = make_app(fts_engine)
+
+    async def go(pilot: Pilot) -> None:
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: isinstance(app.screen, AppendEntryScreen))
+        await pilot.pause()
+        box = app.screen.query_one(".dialog")
+        assert box.region.right <= 80 and box.region.x >= 0, box.region
+        for button in app.screen.query(Button):
+            region = button.region
+            assert region.width > 0 and region.right <= 80 and region.bottom <= 24, region
+
+    drive_at(app, (80, 24), go)
