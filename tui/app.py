@@ -602,8 +602,11 @@ class MemdeckApp(App[int]):
             self.exit(0)
         elif choice == "save":
             entry = self._pending_entry()
-            if self.editor_pane.modified and not self.editing.write(force=False):
-                self.notify("Not quit: the file was not saved.", severity="warning", timeout=5)
+            if self.editor_pane.modified and not self.editing.write(
+                force=False, then=lambda: self._quit_choice("save")
+            ):
+                if not self.editing.asking:  # else the changed-file dialog decides
+                    self.notify("Not quit: the file was not saved.", severity="warning", timeout=5)
                 return
             if entry.strip():
                 try:

@@ -8,6 +8,9 @@ commands call these; the flows reach the app only through :class:`DeckHost`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from engine.workspace.files import ExternalChangeError
 from tui.actions import DeckHost
 from tui.keymap import display_keys
@@ -24,6 +27,8 @@ class EditorFlows:
         self.host = host
         #: An entry closed with Esc before it was appended; the next ctrl+n reopens it.
         self.entry_draft = ""
+        #: the last ``write`` met a file changed on disk and asks the user what to do
+        self.asking = False
 
     # -- opening ------------------------------------------------------------------------
     def open_location(self, path: str, line: int = 1) -> None:
@@ -87,14 +92,22 @@ class EditorFlows:
             return
         self.write(force=False)
 
-    def write(self, *, force: bool) -> bool:
-        """Save the editor; True when the file on disk now holds the buffer."""
+    def write(self, *, force: bool, then: Callable[[], None] | None = None) -> bool:
+        """Save the editor; True when the file on disk now holds the buffer.
+
+        When the file changed on disk, the user is asked (reload, overwrite, cancel)
+        and False is returned at once, with ``asking`` set; ``then`` runs once an
+        overwrite has saved (a "save and quit" then quits)."""
         host = self.host
         editor = host.editor_pane
+        self.asking = False
         try:
             rel = editor.save(force=force)
         except ExternalChangeError:
-            host.push_screen(ExternalChangeScreen(str(editor.rel)), self._external_choice)
+            self.asking = True
+            host.push_screen(
+                ExternalChangeScreen(str(editor.rel)), partial(self._external_choice, then=then)
+            )
             return False
         except (OpenError, OSError) as exc:
             host.notify(
@@ -107,14 +120,15 @@ class EditorFlows:
         self.after_write(rel, "save")
         return True
 
-    def _external_choice(self, choice: str | None) -> None:
+    def _external_choice(self, choice: str | None, then: Callable[[], None] | None = None) -> None:
         host = self.host
         editor = host.editor_pane
         if choice == "reload":
             editor.reload()
             host.notify(f"Reloaded {editor.rel} from disk.", timeout=3)
         elif choice == "overwrite":
-            self.write(force=True)
+            if self.write(force=True) and then is not None:
+                then()
         else:
             host.notify("Not saved. The file on disk and your buffer are unchanged.", timeout=4)
 

@@ -16,7 +16,7 @@ from tests.engine.concept_embedder import ConceptEmbedder
 from tests.tui.conftest import drive, wait_for
 from tui.actions import GLOBAL_BINDINGS, key_sections
 from tui.keymap import validate_keymap
-from tui.screens.dialogs import QuitScreen
+from tui.screens.dialogs import ExternalChangeScreen, QuitScreen
 from tui.screens.help import HelpScreen
 from tui.settings import UISettings
 
@@ -374,5 +374,38 @@ def test_a_remapped_search_key_is_the_one_the_app_names(fts_engine, make_app) ->
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         intro = str(app.screen.query_one("#help-intro", Static).content)
         assert "(ctrl+l search, ctrl+g next pane)" in intro and "ctrl+f" not in intro
+
+    drive(app, go)
+
+
+def test_save_and_quit_over_a_file_changed_on_disk_quits_after_the_overwrite(
+    fts_engine, make_app, demo_dir
+) -> None:
+    """Save and quit, while MEMORY.md changed on disk: the changed-file dialog asks
+    (no "not quit" notice beside it); after Overwrite the buffer is saved and the app
+    quits, as asked. After Cancel nothing is written and the app stays."""
+    app = make_app(fts_engine)
+    path = demo_dir / "MEMORY.md"
+    notices: list[str] = []
+
+    async def go(pilot: Pilot) -> None:
+        area = await _edit_memory(pilot)
+        original_notify = app.notify
+        app.notify = lambda message, **kw: (  # type: ignore[method-assign]
+            notices.append(message) or original_notify(message, **kw)
+        )
+        path.write_text(path.read_text(encoding="utf-8") + "- ext\n", encoding="utf-8")
+        for button in ("#cancel", "#overwrite"):
+            await pilot.press("ctrl+q")
+            await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
+            await pilot.click("#save")
+            await wait_for(pilot, lambda: isinstance(app.screen, ExternalChangeScreen))
+            assert not any("Not quit" in n for n in notices), notices
+            await pilot.click(button)
+            if button == "#cancel":
+                await wait_for(pilot, lambda: app.screen is app.default_screen)
+                assert app.is_running and path.read_text(encoding="utf-8").endswith("- ext\n")
+        await wait_for(pilot, lambda: not app.is_running)
+        assert path.read_text(encoding="utf-8") == area.text
 
     drive(app, go)
