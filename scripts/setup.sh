@@ -45,6 +45,12 @@ if [ "$part" != node ]; then
       if command -v "$candidate" >/dev/null 2>&1; then PYTHON=$candidate; break; fi
     done
   fi
+  # a .venv left half-made (a set-up stopped while it ran) has a python but no pip:
+  # made again rather than failing on "No module named pip" at every later run
+  if [ -x .venv/bin/python ] && ! .venv/bin/python -m pip --version >/dev/null 2>&1; then
+    echo "setup: .venv has no pip (an interrupted set-up?); making it again" >&2
+    rm -rf .venv
+  fi
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
   stamp=.venv/.memdeck-install-stamp
