@@ -24,6 +24,17 @@ def curate_dir(demo_dir: Path) -> Path:
     return demo_dir
 
 
+def record_notices(app: Any, notices: list[Any]) -> None:
+    """Keep every notification's message in ``notices`` (and still show it)."""
+    original_notify = app.notify
+
+    def notify(message: Any, **kw: Any) -> None:
+        notices.append(message)
+        original_notify(message, **kw)
+
+    app.notify = notify
+
+
 async def open_queue(pilot: Pilot) -> CurationQueue:
     app = pilot.app
     await pilot.press("alt+m")
@@ -164,13 +175,7 @@ def test_a_file_changed_meanwhile_is_reported_not_overwritten(
         await select(pilot, queue, "duplicate", 7)
         await act(pilot, queue, "d")
         path.write_text(MEMORY + "- written by the agent meanwhile\n", encoding="utf-8")
-        original_notify = app.notify
-        app.notify = lambda message, **kw: (
-            notices.append(message)
-            or original_notify(  # type: ignore[method-assign]
-                message, **kw
-            )
-        )
+        record_notices(app, notices)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: any("changed on disk" in n for n in notices))
         assert path.read_text(encoding="utf-8").endswith("meanwhile\n")
@@ -212,10 +217,7 @@ def test_unsaved_edits_block_a_move_to_a_topic_file_typed_in_the_preview(
         app.editor_pane.area.insert("typed, not saved\n", (1, 0))
         await pilot.pause()
         assert app.editor_pane.modified
-        original_notify = app.notify
-        app.notify = lambda message, **kw: (  # type: ignore[method-assign]
-            notices.append(message) or original_notify(message, **kw)
-        )
+        record_notices(app, notices)
         queue = await open_queue(pilot)
         await select(pilot, queue, "daily-log", 14)
         screen = await act(pilot, queue, "m")
@@ -249,10 +251,7 @@ def test_an_undo_a_later_change_outdated_is_dropped(curate_dir, engine_factory, 
         assert len(queue.undo_stack) == 1
         grown = path.read_text(encoding="utf-8") + "- appended by the agent\n"
         path.write_text(grown, encoding="utf-8")
-        original_notify = app.notify
-        app.notify = lambda message, **kw: (  # type: ignore[method-assign]
-            notices.append(message) or original_notify(message, **kw)
-        )
+        record_notices(app, notices)
         await act(pilot, queue, "u")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: any("changed on disk" in n for n in notices))

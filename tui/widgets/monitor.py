@@ -22,15 +22,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, ProgressBar, RichLog, Sparkline, Static
 
-from engine.events import (
-    FileError,
-    SearchTimed,
-    SyncDone,
-    SyncFailed,
-    SyncProgress,
-    SyncStarted,
-    file_error_reason,
-)
+from engine.events import FileError, SearchTimed, SyncDone, SyncFailed, SyncProgress, SyncStarted
 from engine.index.sync_service import SyncServiceState
 from engine.qmd.status import QmdStep
 from engine.status import EngineStatus
@@ -98,7 +90,7 @@ class MonitorPane(VerticalScroll):
         self._show_qmd()
         # The refused files are the index's current list: a file fixed or deleted
         # leaves it at the next sync, and each file is listed once.
-        self._set_file_errors({p: file_error_reason(p, e) for p, e in status.file_errors.items()})
+        self._set_file_errors({p: FileError(p, e).reason for p, e in status.file_errors.items()})
         if first:
             if status.provider_error:
                 self.log_error(f"provider: {status.provider_error}")
