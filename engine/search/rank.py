@@ -34,7 +34,7 @@ from engine.search.model import (
     SearchOutcome,
 )
 from engine.search.query import parse_query
-from engine.search.words import fold, name_words, word_terms
+from engine.search.words import fold, name_words, relative_day_words, word_terms
 
 __all__ = [
     "RankCut",
@@ -76,6 +76,7 @@ class RankPlan:
     the requested fusion for hybrid and ``"weighted"`` otherwise. ``names``: the
     name signal applies (the calibrated fusion, hybrid or keyword-only).
     ``time_weight``: τ of a query that asks when (the calibrated fusion's feedback), else 0.
+    ``today``: the day a daily log's name is "today" or "yesterday" to (the name signal).
     """
 
     mode: Mode
@@ -84,6 +85,7 @@ class RankPlan:
     text_weight: float
     names: bool = False
     time_weight: float = 0.0
+    today: dt.date | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,9 @@ class RankCut:
     rescue_used: bool
 
 
-def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
+def plan_ranking(
+    retrieval: Retrieval, options: SearchOptions, today: dt.date | None = None
+) -> RankPlan:
     """The effective mode, fusion and weights of a ranking."""
     mode = effective_mode(retrieval, options.mode)
     if mode == "hybrid" and options.fusion == "calibrated" and retrieval.vector_error:
@@ -114,7 +118,8 @@ def plan_ranking(retrieval: Retrieval, options: SearchOptions) -> RankPlan:
     # the calibrated default, keyword-only results get the name signal as well.
     names = options.fusion == "calibrated" and options.name_weight > 0 and mode != "vector"
     timed = fusion == "calibrated" and options.time_weight > 0 and asks_when(retrieval.query)
-    return RankPlan(mode, fusion, vw, tw, names, options.time_weight if timed else 0.0)
+    tau = options.time_weight if timed else 0.0
+    return RankPlan(mode, fusion, vw, tw, names, tau, today)
 
 
 def rank(
@@ -126,11 +131,12 @@ def rank(
     candidates → fuse → feedback (calibrated) → decay → sort → MMR → cut.
     """
     t0 = time.perf_counter()
-    plan = plan_ranking(retrieval, options)
+    today = today or dt.date.today()
+    plan = plan_ranking(retrieval, options, today)
     cands = gather_candidates(retrieval, plan)
     cands = fuse(cands, plan, options)
     cands = feed_back(cands, retrieval, plan, options)
-    cands = apply_decay(cands, options, retrieval.file_mtimes, today or dt.date.today())
+    cands = apply_decay(cands, options, retrieval.file_mtimes, today)
     ordered = sort_by_score(cands)
     ordered = mmr_reorder(ordered, options, retrieval.vectors)
     cut = cut_results(ordered, options, plan.text_weight)
@@ -191,9 +197,9 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
         c.vector_position = pos
         c.vector_score = scoring.quantize(float(sim))
     if plan.fusion == "calibrated":
-        _word_sides(list(cands.values()), retrieval)
+        _word_sides(list(cands.values()), retrieval, today=plan.today)
     elif plan.names:  # keyword-only under the calibrated default: the name signal alone
-        _word_sides(list(cands.values()), retrieval, keyword_side=False)
+        _word_sides(list(cands.values()), retrieval, keyword_side=False, today=plan.today)
     if plan.fusion in ("geometric", "calibrated"):
         idf_sum = scoring.quantize(retrieval.query_idf_sum)
         for c in cands.values():
@@ -221,7 +227,13 @@ def gather_candidates(retrieval: Retrieval, plan: RankPlan) -> list[Candidate]:
     return list(cands.values())
 
 
-def _word_sides(cands: list[Candidate], retrieval: Retrieval, *, keyword_side: bool = True) -> None:
+def _word_sides(
+    cands: list[Candidate],
+    retrieval: Retrieval,
+    *,
+    keyword_side: bool = True,
+    today: dt.date | None = None,
+) -> None:
     """The calibrated fusion's word-by-word numbers on each candidate: the keyword
     side's words (``QueryWord``) and the name signal's shares (``engine.search.words``).
     Without ``keyword_side`` (keyword-only mode, whose text side is bm25's own score)
@@ -255,6 +267,8 @@ def _word_sides(cands: list[Candidate], retrieval: Retrieval, *, keyword_side: b
             c.text_rows = retrieval.word_weights[terms[0]][1]
         c.text_weight_sum = total  # equal weights: the number of terms
         named, sections = name_words(c.path, c.text, c.start_line)
+        if today is not None:  # a recent log is also "today", "yesterday", "last …"
+            named = named | relative_day_words(c.path, today)
         c.name_terms = tuple(t for t, f in zip(terms, folded, strict=True) if f in named)
         c.name_section_terms = tuple(
             t for t, f in zip(terms, folded, strict=True) if f in sections and f not in named

@@ -128,6 +128,21 @@ def date_words(day: dt.date) -> frozenset[str]:
     return frozenset(fold(w) for w in words)
 
 
+def relative_day_words(path: str, today: dt.date) -> frozenset[str]:
+    """How a query names a recent day by its distance from ``today``: the log of
+    ``today`` is "today", the day before's "yesterday", and the logs of the six days
+    before that are "last" (as in "last friday", its weekday being a name already)."""
+    day = date_from_path(path)
+    if day is None:
+        return frozenset()
+    ago = (today - day).days
+    if ago == 0:
+        return frozenset({"today"})
+    if ago == 1:
+        return frozenset({"yesterday", "last"})
+    return frozenset({"last"}) if 1 < ago <= 7 else frozenset()
+
+
 def _heading(line: str) -> str | None:
     """The text of a Markdown heading line (``#`` to ``######``), else None."""
     stripped = line.lstrip()

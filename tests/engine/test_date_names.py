@@ -37,3 +37,29 @@ def test_a_query_naming_a_day_finds_its_log(
         top = out.results[0]
         assert top.path == wanted, (query, [(c.path, c.score) for c in out.results])
         assert top.name_share > 0 and top.name_bonus > 0, (query, top.name_share)
+
+
+def test_a_recent_day_named_by_its_distance_from_today(
+    make_engine: Callable[..., Engine], workspace_dir: Path
+) -> None:
+    """ "yesterday", "today" and "last friday" name the logs of those days relative to
+    the search's today (a Sunday here): the log of that day first, by its name."""
+    import datetime as dt
+
+    today = dt.date(2026, 11, 29)  # a Sunday
+    for day in ("2026-11-29", "2026-11-28", "2026-11-27", "2026-11-20", "2026-11-13"):
+        (workspace_dir / "memory" / f"{day}.md").write_text(
+            f"# {day}\n\n- Standup: reviewed the backlog and the deploy queue.\n"
+        )
+    engine = make_engine(ConceptEmbedder())
+    engine.sync()
+    options = engine.default_options().with_(min_score=0)
+    for query, wanted in (
+        ("yesterday", "memory/2026-11-28.md"),
+        ("today", "memory/2026-11-29.md"),
+        ("last friday", "memory/2026-11-27.md"),  # not the Fridays of 20 and 13 November
+    ):
+        out = engine.search(query, options, today=today)
+        top = out.results[0]
+        assert top.path == wanted, (query, [(c.path, c.score) for c in out.results])
+        assert top.name_share == 1.0, (query, top.name_share)

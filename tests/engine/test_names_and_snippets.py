@@ -14,6 +14,7 @@ from engine.search.words import (
     heading_words,
     name_words,
     path_words,
+    relative_day_words,
     token_counts,
     word_terms,
 )
@@ -60,6 +61,12 @@ def test_a_chunk_is_named_by_its_path_and_title_and_its_sections_name_parts() ->
     assert {"5", "march"} <= path_words("memory/2026-03-05.md")
     assert "mar" not in path_words("memory/2026-03-05.md")  # "mar" is a word of its own
     assert date_words(dt.date(2026, 5, 1)) == {"may", "1", "friday"}
+    today = dt.date(2026, 11, 29)
+    assert relative_day_words("memory/2026-11-29.md", today) == {"today"}
+    assert relative_day_words("memory/2026-11-28.md", today) == {"yesterday", "last"}
+    assert relative_day_words("memory/2026-11-22.md", today) == {"last"}  # 7 days ago
+    assert relative_day_words("memory/2026-11-21.md", today) == frozenset()
+    assert relative_day_words("memory/projects/atlas.md", today) == frozenset()
     text = "# Atlas — billing migration\n\nGoal.\n\n## Rollback\nKeep the old primary."
     title, sections = heading_words(text, start_line=1)
     assert title == {"atla", "billing", "migration"} and sections == {"rollback"}
