@@ -1,4 +1,4 @@
-"""What the check after an unclean shutdown costs (README "Robustness", issue 18).
+"""What the check after an unclean shutdown costs (docs/robustness.md).
 
 Usage: python -m tests.bench.bench_crash_check [--sizes 10000,100000] [--build]
 

@@ -1,4 +1,4 @@
-"""Large memory files (README "Robustness" → "Bounded memory", issue 18).
+"""Large memory files (docs/robustness.md, "Bounded memory").
 
 Usage: python -m tests.bench.bench_large_files
 

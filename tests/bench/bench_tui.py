@@ -1,6 +1,6 @@
 """Terminal app speed: start-up time and keystroke → results latency.
 
-Targets (issue 5): the app starts in under 1.5 s on the demo workspace, and a
+Targets: the app starts in under 1.5 s on the demo workspace, and a
 typed query shows results in under 150 ms per keystroke on a 10,000-chunk
 workspace. Measured here, never asserted in the test suite.
 
@@ -48,7 +48,7 @@ from tests.bench import common, synthetic
 
 SIZE = (120, 40)
 STARTUP_TARGET_S = 1.5
-#: issue 16: keystroke → results painted at 10k chunks, p95
+#: keystroke → results painted at 10k chunks, p95
 KEYSTROKE_P95_TARGET_MS = 60.0
 
 

@@ -1,4 +1,4 @@
-"""How cost grows with the memory: 1k / 10k / 100k / 1M chunks (issue 16).
+"""How cost grows with the memory: 1k / 10k / 100k / 1M chunks.
 
 Per size, on the synthetic daily logs of ``tests/bench/synthetic.py`` (the same
 workspaces as ``tests.bench.scale``): cold index time, index size on disk and peak

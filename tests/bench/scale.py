@@ -213,7 +213,7 @@ def fts5_keyword_side() -> Iterator[None]:
 
 
 def old_layout_mb(state: Path) -> float | None:
-    """The same index rewritten in the layout memdeck wrote before issue 16 (FTS5
+    """The same index rewritten in the layout memdeck wrote before 2026-11-23 (FTS5
     with its own copy of the text, sqlite-vec's table filled): its size on disk."""
     src = state / "index.memdeck.sqlite"
     if not src.exists():
@@ -236,7 +236,7 @@ def old_layout_mb(state: Path) -> float | None:
 
 def vacuumed_mb(state: Path) -> dict[str, Any] | None:
     """The index ``VACUUM``ed (a copy) in its own page size and in the 4 KB pages
-    memdeck wrote before issue 16: what each page size costs on disk."""
+    memdeck wrote before 2026-11-23: what each page size costs on disk."""
     src = state / "index.memdeck.sqlite"
     if not src.exists():
         return None
@@ -309,7 +309,7 @@ def edit_to_searchable(
             with target.open("a", encoding="utf-8") as fh:
                 fh.write(f"- 23:5{i} Note: the {word} migration is parked until Monday.\n")
             t0 = time.perf_counter()
-            # listing: what every sync did before issue 16; otherwise the file the
+            # listing: what every sync did before 2026-11-23; otherwise the file the
             # watcher reports (the sync service's way since)
             engine.sync(reason="edit", paths=None if listing else [target])
             t1 = time.perf_counter()

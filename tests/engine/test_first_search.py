@@ -1,4 +1,4 @@
-"""The first search of a new workspace does not wait for its vectors (issue 18).
+"""The first search of a new workspace does not wait for its vectors.
 
 The provider blocks in ``embed_documents`` until the test releases it, standing
 in for an hour of local-model embedding. The first search must answer from the

@@ -1,7 +1,7 @@
 """``memory_get`` pages a file the way OpenClaw's memory read does, and never
 strands an agent: every continuation moves forward and paging ends at the end.
 
-The cases come from issue 12 and from reading openclaw@2026.9.6's read-file
+The cases come from the CLI's contract and from reading openclaw@2026.9.6's read-file
 module (facts only): a final newline adds no line, an empty file has 0 lines,
 ``lines: 0`` reads one line, whole lines fill a 12,000-character budget and a
 notice in the text says how to continue.

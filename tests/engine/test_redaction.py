@@ -1,4 +1,4 @@
-"""Transcript redaction, one row per secret form (issues 12 and 18).
+"""Transcript redaction, one row per secret form.
 
 Each row is a line as a user might paste it, the words that must survive (so
 the line stays searchable) and the secret that must not. The prose table is

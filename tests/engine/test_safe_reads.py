@@ -1,4 +1,4 @@
-"""Reads outside the memory files, performed for real (issue 18).
+"""Reads outside the memory files, performed for real.
 
 Each test carries out the attack on a real filesystem: a thread swapping a file
 and a symlink while the indexer and memory_get run, a real hard link, a real

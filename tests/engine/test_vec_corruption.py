@@ -1,4 +1,4 @@
-"""Damage inside sqlite-vec's table is noticed and repaired (issue 18).
+"""Damage inside sqlite-vec's table is noticed and repaired.
 
 Two real damages on a real index: a vec shadow row whose vector blob is cut
 (sqlite-vec reports a blob size error), and a page under the vec table whose

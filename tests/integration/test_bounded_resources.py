@@ -1,4 +1,4 @@
-"""Bounded resources (issue 18): huge files, a huge config, absurd numbers, NaN vectors.
+"""Bounded resources: huge files, a huge config, absurd numbers, NaN vectors.
 
 Most large files are sparse (a few KiB on disk, gigabytes by size), so those
 tests cost nothing while the code under test sees the full size. Holes can

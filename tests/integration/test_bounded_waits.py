@@ -1,4 +1,4 @@
-"""Bounded waits on embedding providers (issue 18), against real loopback servers.
+"""Bounded waits on embedding providers, against real loopback servers.
 
 One server trickles its answer one byte every 2 s (httpx's read timeout restarts
 with each byte, so only an overall deadline ends it); one accepts and never

@@ -1,4 +1,4 @@
-"""The command line keeps its contract (issue 12), checked as a user meets it.
+"""The command line keeps its contract, checked as a user meets it.
 
 Every documented command runs as a real process twice, in two fresh but
 identical homes: once with the global options before the command word and

@@ -1,4 +1,4 @@
-"""A full disk, a read-only state folder and an index path that is a folder (issue 18).
+"""A full disk, a read-only state folder and an index path that is a folder.
 
 The full disk is real: the state folder is an 8 MiB tmpfs mounted for the test
 and filled to the last byte (``mount -t tmpfs -o size=8m``); the read-only

@@ -1,4 +1,4 @@
-"""Searching never writes and never spends (issue 12), counted on a real server.
+"""Searching never writes and never spends, counted on a real server.
 
 ``memdeck status``, ``search`` and ``get`` are real processes pointed at a
 loopback embedding server (``tests/provider_servers.py``) through a custom

@@ -1,5 +1,5 @@
 """Credentials in configured URLs and headers never reach a user's screen or the
-index, even when a server echoes them back (issue 18).
+index, even when a server echoes them back.
 
 The loopback server answers every embedding request with an error whose body
 repeats the request's headers and URL, as misconfigured proxies do. The base URL

@@ -1,4 +1,4 @@
-"""The index is checked at the moments it is cheap (issue 18): when the last
+"""The index is checked at the moments it is cheap: when the last
 writer died holding the lock, and after a query failed.
 
 A writer process is really killed with SIGKILL in the middle of a sync. The

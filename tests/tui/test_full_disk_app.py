@@ -1,4 +1,4 @@
-"""The app on a really full disk (issue 18): it says "disk full" and keeps reading.
+"""The app on a really full disk: it says "disk full" and keeps reading.
 
 The state folder is a 2 MiB tmpfs filled to ENOSPC (``tests.full_disk``). The
 app's engine opens the index read-only, the sync service's start-up sync fails

@@ -2,8 +2,9 @@
 
 Each key is posted to the app without waiting for the one before, as a terminal
 delivers a fast burst (a key macro, ssh): Textual 8's own ``Input`` applies the
-letters first and the editing keys after (Textual issue 6605). The search box and
-the editor run their own bindings in order (``tui.widgets.key_order``).
+letters first and the editing keys after (reported upstream,
+Textualize/textual#6605). The search box and the editor run their own bindings in
+order (``tui.widgets.key_order``).
 """
 
 from __future__ import annotations

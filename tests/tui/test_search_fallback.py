@@ -1,4 +1,4 @@
-"""The search pane's keyword-only line at 80×24 and 160×45 (issue 18).
+"""The search pane's keyword-only line at 80×24 and 160×45.
 
 A search that asked for vectors and answered keyword-only says so on its own
 line — mode, fallback and the reason the CLI's ``--json`` gives as ``reason`` —

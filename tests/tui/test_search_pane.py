@@ -251,7 +251,7 @@ def test_a_refill_of_as_many_rows_is_in_place_and_shows_the_new_ranking(
     hybrid_engine, make_app
 ) -> None:
     """Typing on with as many results: the rows are rewritten where they are (no new
-    layout of the screen, issue 16) and read exactly as a fresh table would."""
+    layout of the screen) and read exactly as a fresh table would."""
     from tui.widgets.search_pane import result_cells
 
     app = make_app(hybrid_engine)

@@ -4,11 +4,11 @@ Textual 8's ``Input`` and ``TextArea`` insert a printable key in their own
 ``_on_key``, but a bound key (backspace, the arrows, ctrl+u, ctrl+w…) runs only
 after its event has bubbled up to the app. Several keys read at once (fast
 typing, a key macro, a slow ssh link) are therefore applied out of order:
-"Misa", backspace, "o" became "Misa" (Textual issue 6605). The text widgets here
-run their own non-priority bindings in ``_on_key`` instead, which is where the
-app would have looked first anyway (the focused widget heads the binding chain,
-and priority bindings never reach the widget), so what a key does is unchanged;
-only its place in the sequence is kept.
+"Misa", backspace, "o" became "Misa" (reported upstream, Textualize/textual#6605).
+The text widgets here run their own non-priority bindings in ``_on_key`` instead,
+which is where the app would have looked first anyway (the focused widget heads the
+binding chain, and priority bindings never reach the widget), so what a key does is
+unchanged; only its place in the sequence is kept.
 """
 
 from __future__ import annotations
