@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from engine.workspace.dates import MONTH_NAMES, WEEKDAY_NAMES
+
 #: a question about a time: how it starts
 _WHEN_QUESTION = re.compile(
     r"\W*(?:when|since when|until when"
@@ -28,25 +30,9 @@ _WHEN_QUESTION = re.compile(
     r"|how long ago)\b",
     re.IGNORECASE,
 )
-_WEEKDAYS = frozenset(
-    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-)
+_WEEKDAYS = frozenset(WEEKDAY_NAMES)
 #: May is left out: it is a verb too (it counts beside a number, below)
-_MONTHS = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ]
-)
+_MONTHS = frozenset(MONTH_NAMES) - {"may"}
 #: a word that names a time by itself
 _ON_ITS_OWN = _WEEKDAYS | _MONTHS | {"yesterday", "today", "tonight", "tomorrow", "recently", "ago"}
 #: "last", "next", "this" or "past" before one of these names a time

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from engine.index.tokens import words_of
 from engine.index.unicode61 import term_counts, word_terms
-from engine.workspace.dates import date_from_path
+from engine.workspace.dates import MONTH_NAMES, WEEKDAY_NAMES, date_from_path
 
 __all__ = [
     "FUNCTION_WORDS",
@@ -112,22 +112,20 @@ def path_words(path: str) -> frozenset[str]:
     return frozenset(words | date_words(day) if day is not None else words)
 
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")  # fmt: skip
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 #: a month's short name, where it is not also an English word ("mar")
-_SHORT_MONTHS = {m: m[:3] for m in _MONTHS if m[:3] not in ("mar", "may")}
+_SHORT_MONTHS = {m: m[:3] for m in MONTH_NAMES if m[:3] not in ("mar", "may")}
 
 
 def date_words(day: dt.date) -> frozenset[str]:
     """How a query names a day, folded: the month (``november``, ``nov``), the day of
     the month without a leading zero (``5``) and the weekday (``friday``), so that
     "november 5" finds ``memory/2026-11-05.md`` by its name."""
-    month = _MONTHS[day.month - 1]
-    words = (month, _SHORT_MONTHS.get(month, month), str(day.day), _WEEKDAYS[day.weekday()])
+    month = MONTH_NAMES[day.month - 1]
+    words = (month, _SHORT_MONTHS.get(month, month), str(day.day), WEEKDAY_NAMES[day.weekday()])
     return frozenset(fold(w) for w in words)
 
 
+@lru_cache(maxsize=4096)
 def relative_day_words(path: str, today: dt.date) -> frozenset[str]:
     """How a query names a recent day by its distance from ``today``: the log of
     ``today`` is "today", the day before's "yesterday", and the logs of the six days

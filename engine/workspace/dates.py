@@ -10,7 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-__all__ = ["date_from_path", "is_evergreen"]
+__all__ = ["MONTH_NAMES", "WEEKDAY_NAMES", "date_from_path", "is_evergreen"]
+
+#: the English names of the months and weekdays, in calendar order (``date.month - 1``,
+#: ``date.weekday()``), lower case: how a query names a day
+MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august",
+               "september", "october", "november", "december")  # fmt: skip
+WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 _DATE_IN_NAME_RE = re.compile(r"(?<![0-9])([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])")
 
