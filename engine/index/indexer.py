@@ -36,6 +36,7 @@ from engine.index.line_vectors import (
     space_key,
     units_with_chunks,
 )
+from engine.index.pooled_chunks import CHUNK_POOLING, embed_pooled_chunks, pools_chunks
 from engine.index.store import SCHEMA_VERSION, FileRecord, NewChunk
 from engine.workspace.files import (
     MAX_INDEX_BYTES,
@@ -124,6 +125,8 @@ def index_fingerprint(
     else:
         fp.update(provider.fingerprint())
         fp["dims"] = provider.dims
+        if pools_chunks(provider, ms.store.line_vectors):  # absent otherwise: older indexes stay
+            fp["chunk_vectors"] = CHUNK_POOLING
     return fp
 
 
@@ -293,6 +296,10 @@ class Indexer:
         """Whether chunks get unit vectors (``store.vector.lines``, else
         ``line_vectors.lines_setting``)."""
         return lines_setting(self.provider, self.ms.store.line_vectors).on
+
+    def _pools_chunks(self) -> bool:
+        """Whether chunk vectors are pooled from unit vectors (``engine.index.pooled_chunks``)."""
+        return pools_chunks(self.provider, self.ms.store.line_vectors)
 
     def _read(self, f: SourceFile, stats: SyncStats) -> tuple[SourceFile, bytes] | None:
         """The file's bytes and its size/mtime, all from one descriptor opened without
@@ -481,7 +488,10 @@ class Indexer:
         fp = provider.fingerprint()
         pid, model, key = str(fp.get("provider")), str(fp.get("model")), str(fp.get("provider_key"))
         hashes = list(dict.fromkeys(c.hash for c in chunks))
-        cached = self.store.cache_get(pid, model, key, hashes) if self.ms.cache.enabled else {}
+        # pooled chunk vectors are not the model's vectors of the chunks' texts: never
+        # cached as those (their units are kept in the line vectors instead)
+        use_cache = self.ms.cache.enabled and not self._pools_chunks()
+        cached = self.store.cache_get(pid, model, key, hashes) if use_cache else {}
         dims = provider.dims
         cached = {h: v for h, v in cached.items() if v.shape[0] == dims}
         stats.cache_hits += len(cached)
@@ -521,7 +531,7 @@ class Indexer:
                 stats.requests += seen[-1].requests
                 stats.retries += seen[-1].retries
             out.update(fresh)
-            if self.ms.cache.enabled and fresh:
+            if use_cache and fresh:
                 self.store.cache_put(pid, model, key, fresh)
             stats.chunks_embedded += len(fresh)
             done += len(batch)
@@ -535,9 +545,10 @@ class Indexer:
         request need not send again: those of the files' chunks before this edit and
         of chunks gone from the index (``IndexStore.orphan_line_units``)."""
         both = units_with_chunks(provider)
-        if both is None or both.unit_pooling != "packed" or not self.ms.cache.enabled:
+        packed = both is not None and both.unit_pooling == "packed"
+        if not self.ms.cache.enabled or not self._wants_lines():
             return {}
-        if not self._wants_lines():
+        if not packed and not self._pools_chunks():
             return {}
         dims = provider.dims
         got = self.store.orphan_line_units(space_key(provider), paths)
@@ -574,6 +585,18 @@ class Indexer:
             if kind == "media":
                 items = [(self._media[h][0], self._media_bytes(self._media[h][1])) for h in batch]
                 vecs = provider.embed_media(items, progress)  # type: ignore[attr-defined]
+            elif self._pools_chunks():
+                # the units embedded on their own, the chunks' vectors pooled from them
+                pooled = embed_pooled_chunks(
+                    self.store,
+                    provider,
+                    space_key(provider),
+                    {h: text_of[h] for h in batch},
+                    progress,
+                    known,
+                )
+                vecs = pooled.vectors
+                stats.cache_hits += pooled.from_stored
             elif (both := units_with_chunks(provider)) is not None and self._wants_lines():
                 # the units' vectors from the chunks' own run of the model, or their
                 # own inputs in the chunks' requests (UnitsWithChunks)

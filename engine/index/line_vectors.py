@@ -19,8 +19,9 @@ line or a line that opens a Markdown block: list item, heading, quote, table row
 fence) whose lines read as wrapped prose — the lines before its last average
 ``WRAP_MIN_CHARS`` characters or more and most of them end mid-sentence — is one
 unit (:func:`unit_spans`); every other line is its own. A heading is no unit: it
-names what follows, and the chunk's own vector, which the ``calibrated`` fusion
-takes when it beats every unit, carries it.
+names what follows, and keyword search finds its words. Where the units are
+embedded on their own, the chunk's vector is pooled from theirs
+(``engine.index.pooled_chunks``).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ NOTE = (
 
 
 def test_line_units_keep_lines_with_a_word_and_their_offsets() -> None:
-    # a heading is no unit: the chunk's own vector carries it
+    # a heading is no unit: keyword search finds its words
     assert line_units("# Title\n\n---\n- a b\n  \nlast") == [
         (3, "- a b"),
         (5, "last"),
@@ -88,6 +88,17 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float:
     return round(float(a @ b), 4)
 
 
+def _pooled(*weighted: tuple[int, np.ndarray]) -> np.ndarray:
+    """A chunk's vector as the index makes it (``engine.index.pooled_chunks``): its
+    units' stored vectors, each weighted by its length in characters, normalised."""
+    v = sum(w * _stored(u) for w, u in weighted)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+#: NOTE's chunk vector: its three lines (26, 28 and 29 characters) pooled
+NOTE_CHUNK = _pooled((26, _unit(0, 0, 1)), (28, _unit(2, 1)), (29, _unit(0, 0, 0, 1)))
+
+
 def _line_rows(engine) -> int:
     return int(engine.store.db.scalar("select count(*) from line_vectors") or 0)
 
@@ -102,23 +113,25 @@ def test_best_line_cosine_is_the_calibrated_vector_side(make_engine, workspace_d
     out = eng.search("kitten medication", opts.with_(feedback_weight=0.0), today=FIXED_TODAY)
     top = out.results[0]
     assert out.fusion == "calibrated"
-    # query (cat, medicine)/√2; the chunk (cat 2, medicine 1, train 2, database 2)/√13;
-    # its line 4 "Miso the cat takes a tablet." (cat 2, medicine 1)/√5
-    assert top.vector_score == round(3 / math.sqrt(26), 4)
+    # query (cat, medicine)/√2; its line 4 "Miso the cat takes a tablet." (cat 2,
+    # medicine 1)/√5; the chunk's vector pools its three orthogonal lines, weighted by
+    # their lengths: 26 train + 28 line 4 + 29 database, so its cosine with the query is
+    # 28·(3/√10)/√(26² + 28² + 29²) = 84/√23010 = 0.5538 (0.5549 from the 8-bit rows)
+    assert round(84 / math.sqrt(23010), 4) == 0.5538
+    assert top.vector_score == _cos(_unit(1, 1), NOTE_CHUNK) == 0.5549
     assert top.best_line == 4
     # 3/√10 = 0.9487 in float32; the line's vector is stored in half precision
     query, line4 = _unit(1, 1), _stored(_unit(2, 1))
     assert top.vector_input == _cos(query, line4) == top.vector_component
     assert top.score == round(0.7 * top.vector_component + 0.3 * top.text_component, 4)
     # with the feedback (the default) the query moves toward that chunk, f = the
-    # chunk's vector: cos(q, f) = 3/√26, cos(f, line 4) = 5/√65, cos(f, f) = 1
+    # chunk's vector: cos(q, f) as above, cos(f, line 4), cos(f, f) = 1
     moved = eng.search("kitten medication", opts, today=FIXED_TODAY).results[0]
     assert moved.feedback_from == ("memory/2026-03-14.md", 1, 5)
     assert moved.feedback_query_cosine == top.vector_score
     norm = round(math.sqrt(1 + 0.3**2 + 2 * 0.3 * top.vector_score), 4)
     assert moved.feedback_norm == norm
-    chunk_vec = _unit(2, 1, 2, 2)  # chunk vectors are kept in float32
-    assert moved.best_line == 4 and moved.feedback_line_cosine == _cos(chunk_vec, line4)
+    assert moved.best_line == 4 and moved.feedback_line_cosine == _cos(NOTE_CHUNK, line4)
     assert moved.feedback_chunk_cosine == 1.0
     line = (top.line_cosine + 0.3 * moved.feedback_line_cosine) / norm
     chunk = (top.vector_score + 0.3 * 1.0) / norm
@@ -137,8 +150,9 @@ def test_unchanged_lines_come_from_the_embedding_cache(make_engine, workspace_di
     before = embedder.texts_embedded
     path.write_text(NOTE.replace("rehearsal", "rehearsal went fine"), encoding="utf-8")
     eng.sync()
-    # the edited chunk is embedded again, and of its lines only the edited one
-    assert embedder.texts_embedded - before == 2
+    # of the edited chunk only the edited line is embedded: the chunk's vector is
+    # pooled from its units (engine.index.pooled_chunks), the others kept from before
+    assert embedder.texts_embedded - before == 1
     assert _line_rows(eng) == 1  # the old chunk's matrix was pruned
     path.unlink()
     eng.sync()
@@ -183,23 +197,27 @@ def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
     out = eng.search("kitten medication", opts, today=FIXED_TODAY)
     top = out.results[0]
     # the paragraph (file lines 3-6) is one unit: (cat 2, medicine 2)/√8, cosine 1
-    # with the query (cat, medicine)/√2; the chunk adds train 2 and database 2:
-    # (2, 2, 2, 2)/4, cosine 4/(4√2)
+    # with the query (cat, medicine)/√2; the chunk's vector pools it (125 characters)
+    # with the two list items (28 and 31, train and database): 125/√(125² + 28² + 31²)
     assert (top.best_line, top.best_line_end) == (3, 6)
     # 1.0: the row's largest number is its scale × 127, so 1/√2 is kept exactly
     assert top.line_cosine == _cos(_unit(1, 1), _stored(_unit(2, 2))) == 1.0
-    assert top.vector_score == round(1 / math.sqrt(2), 4)
+    paragraph = unit_spans(PROSE)[0].text
+    assert (len(paragraph), len("- Booked the train to Porto.")) == (125, 28)
+    chunk = _pooled((125, _unit(1, 1)), (28, _unit(0, 0, 1)), (31, _unit(0, 0, 0, 1)))
+    assert top.vector_score == _cos(_unit(1, 1), chunk) == round(125 / math.sqrt(17370), 4)
     assert top.vector_input == top.vector_component == 1.0
     (line,) = [
         ln for ln in explain.all_lines(top, out.options) if ln.expression.startswith("max(0")
     ]
-    assert str(line) == "max(0, 1.0000, 0.7071) = 1.0000"
+    assert str(line) == f"max(0, 1.0000, {top.vector_score:.4f}) = 1.0000"
     assert explain.best_unit(top.best_line, top.best_line_end) == "paragraph L3–6"
-    # a query about the train: its list item (cosine 1) beats the chunk's 2/4
+    # a query about the train: its list item (cosine 1) beats the chunk's 28/√17370
     train = eng.search("rail", opts, today=FIXED_TODAY)
     hit = train.results[0]
     assert (hit.best_line, hit.best_line_end, hit.line_cosine) == (8, 8, 1.0)
-    assert hit.vector_input == 1.0 and hit.vector_score == 0.5
+    assert hit.vector_input == 1.0 and hit.vector_score == _cos(_unit(0, 0, 1), chunk)
+    assert hit.vector_score == round(28 / math.sqrt(17370), 4)
 
 
 def test_a_full_rebuild_keeps_the_unit_vectors(make_engine, workspace_dir) -> None:
@@ -223,8 +241,10 @@ def test_a_large_sync_reads_the_chunks_missing_units_a_page_at_a_time(
     make_engine, workspace_dir, monkeypatch
 ) -> None:
     """The chunks without unit vectors are read in pages, the next after the last
-    one's vectors are stored, so a cold index of 100k chunks never holds every
-    chunk's text (it held ~300 MB); every chunk still gets its units."""
+    one's vectors are stored, so a pass over 100k chunks never holds every chunk's
+    text (it held ~300 MB); every chunk still gets its units. (A sync that pools its
+    chunks' vectors gives them their units as it goes; this pass is for providers
+    that give units in the chunk's own call and for chunks they could not.)"""
     from engine.index import line_vector_table, line_vectors
 
     for day in range(1, 8):
@@ -240,9 +260,14 @@ def test_a_large_sync_reads_the_chunks_missing_units_a_page_at_a_time(
         return got
 
     monkeypatch.setattr(line_vector_table.LineVectorTable, "chunks_without_line_vectors", counted)
-    eng = make_engine(provider=ConceptEmbedder(), **{"store.line_vectors": True})
+    embedder = ConceptEmbedder()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": False})
     eng.sync()
+    assert _line_rows(eng) == 0 and pages == []
+    embedded = line_vectors.embed_missing_lines(eng.store, embedder, use_cache=True)
     assert [(limit, n) for _, limit, n in pages] == [(3, 3), (3, 3), (3, 1)]
     assert pages[0][0] == "" and pages[1][0] < pages[2][0]  # each page past the last
     assert _line_rows(eng) == 7
-    assert eng.status().units_missing == 0
+    # per batch (2 chunks, pages of 3: batches of 2, 1, 2, 1, 1) its distinct lines:
+    # a Porto line each, and the two lines every note shares once per batch
+    assert embedded == 4 + 3 + 4 + 3 + 3

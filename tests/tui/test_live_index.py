@@ -28,9 +28,16 @@ def test_semantic_search_with_the_real_model(engine_factory, make_app, minilm_gg
         top = out.candidates[0]
         assert top.final_rank == 1 or (top.dropped or "").startswith("score ")
         assert top.path == "MEMORY.md"  # "The cat Miso takes half a methimazole tablet"
-        assert top.vector_position == 1  # the nearest chunk by MiniLM cosine
+        # its best unit is the closest unit of any candidate by MiniLM cosine; the
+        # 27-line chunk's own vector, pooled from all its lines, need not be the
+        # closest chunk
+        assert top.best_line is not None and top.line_cosine is not None
+        best = top.text.split("\n")[top.best_line - top.start_line]
+        assert "methimazole" in best
+        assert top.line_cosine == max(c.line_cosine or 0.0 for c in out.candidates)
+        assert top.line_cosine > top.vector_score
         # rounded to the 4 decimals the breakdown prints
-        assert top.vector_score == round(max(sim for _, sim in out.retrieval.vector_hits), 4)
+        assert top.vector_score == round(dict(out.retrieval.vector_hits)[top.chunk_id], 4)
         assert out.retrieval.fts_hits == []  # no chunk contains a query word
         await pilot.press("f2")  # FTS-only: nothing to show
         assert app.search_pane.outcome.results == []

@@ -1,0 +1,136 @@
+"""Chunk vectors pooled from unit vectors (``engine.index.pooled_chunks``).
+
+Real SQLite index, real sync and search; the embedder is the hand-computable
+ConceptEmbedder, wrapped to record every text it is asked to embed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from engine.embeddings.base import ProgressCallback
+from engine.events import SyncProgress
+from engine.index.indexer import index_fingerprint
+from engine.index.pooled_chunks import CHUNK_POOLING, pooled_vector, pools_chunks
+from tests.engine.concept_embedder import ConceptEmbedder
+from tests.engine_fixtures import write
+
+NOTE = (
+    "# 2026-03-14\n"
+    "\n"
+    "Booked the train to Porto.\n"
+    "Miso the cat takes a tablet.\n"
+    "Booked the train to Porto.\n"
+)
+
+
+class Recording(ConceptEmbedder):
+    """The ConceptEmbedder, keeping the texts of every ``embed_documents`` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def embed_documents(
+        self, texts: Sequence[str], progress: ProgressCallback | None = None
+    ) -> np.ndarray:
+        self.asked += list(texts)
+        return super().embed_documents(texts, progress)
+
+
+def _chunk_vector(engine) -> np.ndarray:
+    blob = engine.store.db.scalar("select embedding from chunks order by id limit 1")
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def test_each_distinct_unit_is_embedded_once_and_no_chunk_text(make_engine, workspace_dir):
+    write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    embedder = Recording()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    eng.sync()
+    # the repeated line once; never the chunk's whole text, never the heading
+    assert embedder.asked == ["Booked the train to Porto.", "Miso the cat takes a tablet."]
+    units = eng.store.line_vectors(
+        [str(eng.store.db.scalar("select hash from chunks"))], _space(eng)
+    )
+    (matrix,) = units.values()
+    spans_len = [26, 28, 26]
+    expected = pooled_vector(matrix, _spans(spans_len))
+    assert np.array_equal(_chunk_vector(eng), expected)
+    # train twice (52 characters) and the cat line once (28): train leads
+    train, cat = expected[2], expected[0]
+    assert train > cat > 0
+
+
+def _spans(lengths: list[int]):
+    from engine.embeddings.base import UnitSpan
+
+    return [UnitSpan(i, i, "x" * n) for i, n in enumerate(lengths)]
+
+
+def _space(engine) -> str:
+    from engine.index.line_vectors import space_key
+
+    return space_key(engine.provider)
+
+
+def test_the_cache_holds_no_pooled_vector_and_a_rebuild_embeds_nothing(make_engine, workspace_dir):
+    write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    embedder = Recording()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    eng.sync()
+    # a pooled vector is not the model's vector of the chunk's text: never cached as one
+    assert eng.store.db.scalar("select count(*) from embedding_cache") == 0
+    before, asked = _chunk_vector(eng).copy(), len(embedder.asked)
+    done = eng.sync(force=True)
+    assert done.full and len(embedder.asked) == asked  # the units came from the old file
+    assert np.array_equal(_chunk_vector(eng), before)  # byte for byte the same vector
+
+
+def test_a_chunk_without_units_is_embedded_whole(make_engine, workspace_dir):
+    write(workspace_dir, "memory/2026-03-14.md", "# Porto\n")
+    embedder = Recording()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    eng.sync()
+    assert embedder.asked == ["# Porto"]
+    assert _chunk_vector(eng)[2] == 1.0  # the train axis: the heading's own vector
+    assert eng.status().units_missing == 0
+
+
+def test_the_fingerprint_names_the_pooling_only_where_it_applies(make_settings):
+    on = make_settings(**{"store.line_vectors": True}).memory_search
+    off = make_settings(**{"store.line_vectors": False}).memory_search
+    provider = ConceptEmbedder()
+    assert pools_chunks(provider, True) and not pools_chunks(provider, False)
+    assert not pools_chunks(None, True)
+    assert index_fingerprint(on, provider)["chunk_vectors"] == CHUNK_POOLING
+    assert "chunk_vectors" not in index_fingerprint(off, provider)
+    assert "chunk_vectors" not in index_fingerprint(on, None)
+
+
+def test_turning_unit_vectors_on_rebuilds_with_pooled_vectors(make_engine, workspace_dir):
+    write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    eng = make_engine(provider=Recording(), **{"store.line_vectors": False})
+    eng.sync()
+    model_vector = _chunk_vector(eng).copy()
+    eng.close()
+    embedder = Recording()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    done = eng.sync()
+    assert done.full  # another fingerprint: a full rebuild
+    assert embedder.asked == ["Booked the train to Porto.", "Miso the cat takes a tablet."]
+    assert not np.array_equal(_chunk_vector(eng), model_vector)
+
+
+def test_progress_counts_chunks_not_units(make_engine, workspace_dir):
+    for day in range(1, 4):
+        write(workspace_dir, f"memory/2026-03-{day:02d}.md", NOTE.replace("Porto", f"Porto {day}"))
+    eng = make_engine(provider=Recording(), **{"store.line_vectors": True})
+    seen: list[SyncProgress] = []
+    eng.bus.subscribe(lambda e: seen.append(e) if isinstance(e, SyncProgress) else None)
+    eng.sync()
+    embeds = [e for e in seen if e.phase == "embed"]
+    assert embeds and embeds[-1].chunks_embedded == embeds[-1].chunks_total == 3
+    assert all(e.chunks_embedded <= e.chunks_total for e in embeds)
