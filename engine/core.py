@@ -352,8 +352,7 @@ class Engine(IndexRepair):
         unknown = getattr(self.provider, "known_dims", 0) is None
         try:
             if (self.read_only or not load) and unknown:  # the size would cost a load
-                fp = index_fingerprint(self.ms, None)
-                fp.update(self.provider.fingerprint(), dims=None)  # type: ignore[union-attr]
+                fp = index_fingerprint(self.ms, self.provider, dims_known=False)
                 fp.update(self.backend.fingerprint_keys)
                 self._fingerprint = None  # not cached: a later call may learn the size
                 return fp

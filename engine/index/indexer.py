@@ -103,9 +103,11 @@ class SyncStats:
 
 
 def index_fingerprint(
-    ms: MemorySearchSettings, provider: EmbeddingProvider | None
+    ms: MemorySearchSettings, provider: EmbeddingProvider | None, *, dims_known: bool = True
 ) -> dict[str, Any]:
-    """What the index's contents depend on; any change forces a full reindex."""
+    """What the index's contents depend on; any change forces a full reindex.
+    ``dims_known=False``: the provider's vector size is not asked (it would load a
+    model or call an endpoint), ``dims`` is None."""
     fp: dict[str, object] = {
         "schema": SCHEMA_VERSION,
         "sources": sorted(ms.sources) if ms.session_memory else ["memory"],
@@ -124,7 +126,7 @@ def index_fingerprint(
         fp.update(provider="none", model=None, provider_key=None, dims=None)
     else:
         fp.update(provider.fingerprint())
-        fp["dims"] = provider.dims
+        fp["dims"] = provider.dims if dims_known else None
         if pools_chunks(provider, ms.store.line_vectors):  # absent otherwise: older indexes stay
             fp["chunk_vectors"] = CHUNK_POOLING
     return fp

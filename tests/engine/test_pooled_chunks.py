@@ -108,6 +108,10 @@ def test_the_fingerprint_names_the_pooling_only_where_it_applies(make_settings):
     assert index_fingerprint(on, provider)["chunk_vectors"] == CHUNK_POOLING
     assert "chunk_vectors" not in index_fingerprint(off, provider)
     assert "chunk_vectors" not in index_fingerprint(on, None)
+    # a reader that does not load the model to learn its size names it all the same
+    unloaded = index_fingerprint(on, provider, dims_known=False)
+    assert unloaded["chunk_vectors"] == CHUNK_POOLING and unloaded["dims"] is None
+    assert unloaded["model"] == "concept-v1"
 
 
 def test_turning_unit_vectors_on_rebuilds_with_pooled_vectors(make_engine, workspace_dir):
