@@ -39,6 +39,7 @@ from engine.index.indexer import (
     memory_source_files,
 )
 from engine.index.line_vectors import lines_setting, space_key
+from engine.index.pooled_chunks import pools_chunks
 from engine.index.store import PAGE_SIZE, Store, page_size_for
 from engine.index.store_checks import CheckLevel
 from engine.memory.recall import MAX_EVENTS, MAX_SEARCHES
@@ -525,6 +526,7 @@ class Engine(IndexRepair):
                     # The fallback took over mid-sync: its vectors live in another
                     # space, so its new fingerprint forces one atomic full rebuild.
                     done = self._sync_once(self.fingerprint(), force, reason, cancel)
+                self._cache_profile_vectors()
                 if self.workspace.unreadable:  # folders the listing had to skip
                     errors = (*done.errors, *self.workspace.unreadable)
                     done = dataclasses.replace(done, errors=type(done.errors)(errors))
@@ -544,6 +546,20 @@ class Engine(IndexRepair):
                 raise
             finally:
                 self.state.running = False
+
+    def _cache_profile_vectors(self) -> None:
+        """With the ``openclaw`` profile configured and memdeck's chunk vectors pooled
+        from unit vectors (``engine.index.pooled_chunks``: not the model's vectors of
+        the texts, which the profile needs), the writer puts the model's vectors of the
+        profile's chunks in the embedding cache, where its searches in any process
+        take them; a failing provider leaves them to the searches."""
+        provider = self.provider
+        if self.settings.profile != "openclaw" or provider is None or not self.ms.cache.enabled:
+            return
+        if not pools_chunks(provider, self.ms.store.line_vectors):
+            return
+        with contextlib.suppress(ProviderError):
+            self.openclaw_searcher().cache_model_vectors(provider, self.store)
 
     def _sync_once(
         self,

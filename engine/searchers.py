@@ -279,6 +279,11 @@ class OpenClawSearcher:
                 self._runner = OpenClawRunner(ws.root, tuple(ws.extra_paths))
             return self._runner
 
+    def cache_model_vectors(self, provider: EmbeddingProvider, store: IndexStore) -> int:
+        """A writer's part: the profile's chunk vectors into the embedding cache
+        (``OpenClawRunner.cache_model_vectors``); returns how many were embedded."""
+        return self._get_runner().cache_model_vectors(provider, store)
+
     def outcome(
         self,
         query: str,

@@ -57,9 +57,27 @@ class OpenClawRunner:
             vector_scores=scores,
         )
 
-    def _vector_scores(
-        self, query: str, provider: EmbeddingProvider, store: IndexStore | None
-    ) -> dict[str, float]:
+    def cache_model_vectors(self, provider: EmbeddingProvider, store: IndexStore) -> int:
+        """Embed the profile's chunks whose vectors the store's cache lacks, and put
+        them there; returns how many. A writer's sync calls this where memdeck's own
+        chunk vectors are pooled from unit vectors, not the model's vectors of the
+        texts (``engine.index.pooled_chunks``), so that the profile's searches, in
+        any process, need not embed every chunk again."""
+        with self.lock:
+            self.index.load_workspace(self.root, self.extra_dirs)
+            if not self.index.chunks:
+                return 0
+            fresh = self._fill(provider, store)
+        if fresh:
+            fp = provider.fingerprint()
+            store.cache_put(
+                str(fp.get("provider")), str(fp.get("model")), str(fp.get("provider_key")), fresh
+            )
+        return len(fresh)
+
+    def _fill(self, provider: EmbeddingProvider, store: IndexStore | None) -> dict[str, np.ndarray]:
+        """Every chunk's vector into ``self.vectors``: from the store's cache, else
+        from the provider; returns those the provider gave."""
         hashes = {cid: text_hash(c.text) for cid, c in self.index.chunks.items()}
         missing = [h for h in dict.fromkeys(hashes.values()) if h not in self.vectors]
         if missing and store is not None:
@@ -70,9 +88,18 @@ class OpenClawRunner:
             self.vectors.update({h: v for h, v in cached.items() if v.shape[0] == provider.dims})
         text_of = {hashes[cid]: c.text for cid, c in self.index.chunks.items()}
         missing = [h for h in dict.fromkeys(hashes.values()) if h not in self.vectors]
-        if missing:
-            matrix = provider.embed_documents([text_of[h] for h in missing])
-            self.vectors.update(zip(missing, matrix, strict=True))
+        if not missing:
+            return {}
+        matrix = provider.embed_documents([text_of[h] for h in missing])
+        fresh = dict(zip(missing, matrix, strict=True))
+        self.vectors.update(fresh)
+        return fresh
+
+    def _vector_scores(
+        self, query: str, provider: EmbeddingProvider, store: IndexStore | None
+    ) -> dict[str, float]:
+        self._fill(provider, store)
+        hashes = {cid: text_hash(c.text) for cid, c in self.index.chunks.items()}
         query_vec = provider.embed_query(query)
         return cosine_scores(
             self.index, query_vec, {cid: self.vectors[h] for cid, h in hashes.items()}

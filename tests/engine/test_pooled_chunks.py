@@ -138,3 +138,51 @@ def test_progress_counts_chunks_not_units(make_engine, workspace_dir):
     embeds = [e for e in seen if e.phase == "embed"]
     assert embeds and embeds[-1].chunks_embedded == embeds[-1].chunks_total == 3
     assert all(e.chunks_embedded <= e.chunks_total for e in embeds)
+
+
+def test_the_openclaw_profile_configured_has_the_models_vectors_cached(
+    make_settings, workspace_dir, engines
+):
+    """The profile ranks with the model's vectors of its chunks' texts, as OpenClaw
+    does; a pooled index has none, so the writer caches them for every reader."""
+    import dataclasses
+
+    from engine.core import Engine
+
+    write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    settings = dataclasses.replace(
+        make_settings(**{"store.line_vectors": True}), profile="openclaw"
+    )
+    embedder = Recording()
+    writer = Engine(settings, provider=embedder)
+    engines.append(writer)
+    writer.sync()
+    units, profile = embedder.asked[:2], embedder.asked[2:]
+    assert units == ["Booked the train to Porto.", "Miso the cat takes a tablet."]
+    (chunk_text,) = profile  # the profile's one chunk, embedded whole
+    assert "Booked the train to Porto.\nMiso the cat takes a tablet." in chunk_text
+    (cached,) = list(writer.store.db.execute("select embedding from embedding_cache"))
+    model = embedder.embed_documents([chunk_text])[0]
+    assert np.array_equal(np.frombuffer(cached[0], dtype=np.float32), model)
+    assert not np.array_equal(_chunk_vector(writer), model)  # memdeck's own is pooled
+    # a reader (the CLI's search) embeds the query only
+    reader_embedder = Recording()
+    reader = Engine(settings, provider=reader_embedder, read_only=True)
+    engines.append(reader)
+    out = reader.openclaw_searcher().outcome("kitten medication", min_score=0.0)
+    assert reader_embedder.asked == [] and reader_embedder.calls == 1
+    assert out.results and out.results[0].path == "memory/2026-03-14.md"
+    # a second sync embeds nothing again
+    asked = len(embedder.asked)
+    writer.sync()
+    assert len(embedder.asked) == asked
+
+
+def test_the_default_profile_caches_no_model_vector(make_engine, workspace_dir):
+    write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    embedder = Recording()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    eng.sync()
+    assert eng.settings.profile == "memdeck"
+    assert len(embedder.asked) == 2  # the units only
+    assert eng.store.db.scalar("select count(*) from embedding_cache") == 0
