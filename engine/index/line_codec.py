@@ -1,24 +1,28 @@
-"""How a chunk's unit vectors are stored: 8-bit codes with a scale and a key per unit.
+"""How a chunk's unit vectors are stored: 5-bit codes with a scale and a key per unit.
 
 The calibrated ranking embeds every unit (line or paragraph) of every chunk, so
 these matrices are most of an index. As float32 they were stored twice (the
 matrix and every unit in the embedding cache) and made a chat log's index ~39
-times its Markdown. Now they are stored once, each row as 8-bit codes and one
-float32 scale (the row's largest magnitude ÷ 127): a quarter of float32's bytes.
-A cosine taken from the decoded rows differs from float32's by at most ~0.002
-(p99 0.001 over LoCoMo conversation 5's 780 units against 200 perturbed queries),
-and the LoCoMo, Cranfield, off-topic and names benchmarks rank as with float16
-(docs/benchmarks/2026-11-28-cost.md). The breakdown prints the decoded cosines,
-so its arithmetic adds up as before.
+times its Markdown. Now they are stored once, each row as 5-bit codes (−15…15) and
+one float32 scale (the row's largest magnitude ÷ 15): 252 bytes a unit at 384
+dimensions, against 396 in 8 bits and 1,536 in float32. LoCoMo, Cranfield, the
+names benchmark and the off-topic queries rank as with 8 bits; 4 bits lost 0.3–0.4
+point of LoCoMo ([size options](../../docs/benchmarks/2026-11-29-size-options.md),
+[pooled chunks](../../docs/benchmarks/2026-11-29-pooled-chunks.md)). The breakdown
+prints the decoded cosines, so its arithmetic adds up as before.
 
 Each row carries the first 8 bytes of its unit text's sha256, so a chunk that was
 edited gets the vectors of its unchanged units back from its old matrix instead
 of from the embedding provider (``engine.index.line_vectors``).
 
-Layout of one blob for ``lines`` units of ``dims`` numbers: ``lines`` uint64 unit
-keys, ``lines`` float32 scales, then ``lines × dims`` int8 codes. Two older
-layouts are read as they are: keys then ``lines × dims`` float16, and ``lines ×
-dims`` float32 without keys.
+Layout of one blob for ``lines`` units of ``dims`` numbers, with ``dims`` rounded
+up to a multiple of 8 (``padded``): ``lines`` uint64 unit keys, ``lines`` float32
+scales, then per unit its codes + 15 (0…30) in two planes, the low four bits two
+to a byte (``padded ÷ 2`` bytes, the first number in the low half) and the fifth
+bit eight to a byte (``padded ÷ 8`` bytes, the first number in the lowest bit).
+Three older layouts are read as they are: keys, scales and ``lines × dims`` int8
+codes (the scale the largest magnitude ÷ 127); keys then ``lines × dims`` float16;
+``lines × dims`` float32 without keys.
 """
 
 from __future__ import annotations
@@ -44,6 +48,19 @@ def unit_key(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
 
 
+#: the largest code: a row's largest magnitude is coded ±LEVELS
+LEVELS = 15
+
+
+def _padded(dims: int) -> int:
+    return -(-dims // 8) * 8
+
+
+def _code_bytes(dims: int) -> int:
+    """Bytes of one unit's 5-bit codes (both planes)."""
+    return _padded(dims) // 2 + _padded(dims) // 8
+
+
 def encode(matrix: np.ndarray, keys: list[int]) -> bytes:
     """One blob for ``matrix`` (units × dims) and its units' keys."""
     mat = np.ascontiguousarray(matrix, dtype=np.float32)
@@ -53,9 +70,28 @@ def encode(matrix: np.ndarray, keys: list[int]) -> bytes:
     if dims <= 4:  # the layouts' sizes would collide: float32 as it is
         return bytes(mat.tobytes())
     peak = np.abs(mat).max(axis=1)
-    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    codes = np.clip(np.rint(mat / scale[:, None]), -127, 127).astype(np.int8)
-    return b"".join([np.asarray(keys, dtype=np.uint64).tobytes(), scale.tobytes(), codes.tobytes()])
+    scale = np.where(peak > 0, peak / LEVELS, 1.0).astype(np.float32)
+    codes = np.zeros((lines, _padded(dims)), dtype=np.uint8)
+    codes[:, :dims] = np.clip(np.rint(mat / scale[:, None]), -LEVELS, LEVELS) + LEVELS
+    low = (codes[:, 0::2] & 15) | ((codes[:, 1::2] & 15) << 4)
+    high = np.packbits(codes >> 4, axis=1, bitorder="little")
+    body = np.concatenate([low, high], axis=1)
+    return b"".join([np.asarray(keys, dtype=np.uint64).tobytes(), scale.tobytes(), body.tobytes()])
+
+
+def _decode_5bit(blob: bytes, lines: int, dims: int) -> np.ndarray:
+    scale = np.frombuffer(blob, dtype=np.float32, count=lines, offset=_KEY_BYTES * lines)
+    body = np.frombuffer(blob, dtype=np.uint8, offset=(_KEY_BYTES + 4) * lines)
+    body = body.reshape(lines, _code_bytes(dims))
+    half = _padded(dims) // 2
+    low, high = body[:, :half], body[:, half:]
+    codes = np.empty((lines, _padded(dims)), dtype=np.int16)
+    codes[:, 0::2] = low & 15
+    codes[:, 1::2] = low >> 4
+    codes |= np.unpackbits(high, axis=1, bitorder="little").astype(np.int16) << 4
+    out = (codes[:, :dims] - LEVELS).astype(np.float32)
+    out *= scale[:, None]
+    return out
 
 
 def decode(blob: bytes, lines: int, dims: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -63,6 +99,8 @@ def decode(blob: bytes, lines: int, dims: int) -> tuple[np.ndarray, np.ndarray |
     if len(blob) == lines * dims * 4:
         return np.frombuffer(blob, dtype=np.float32).reshape(lines, dims), None
     keys = np.frombuffer(blob, dtype=np.uint64, count=lines)
+    if len(blob) == lines * (_KEY_BYTES + 4 + _code_bytes(dims)):
+        return _decode_5bit(blob, lines, dims), keys
     if len(blob) == lines * (_KEY_BYTES + 4 + dims):
         scale = np.frombuffer(blob, dtype=np.float32, count=lines, offset=_KEY_BYTES * lines)
         codes = np.frombuffer(blob, dtype=np.int8, offset=(_KEY_BYTES + 4) * lines)

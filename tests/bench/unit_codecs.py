@@ -76,7 +76,34 @@ def int4_rms(mat: np.ndarray) -> tuple[np.ndarray, bytes]:
     return ((codes + 0.5) * step).astype(np.float32), step.tobytes() + _packed(codes + 8)
 
 
-CODECS: dict[str, Codec | None] = {"int8": None, "int4-peak": int4_peak, "int4-rms": int4_rms}
+def _packed_bits(codes: np.ndarray, bits: int) -> bytes:
+    """Unsigned codes (units × dims) of ``bits`` bits each, packed end to end per row."""
+    c = codes.astype(np.uint8)
+    rows = np.unpackbits(c[..., None], axis=-1, bitorder="little")[..., :bits]
+    return np.packbits(rows.reshape(c.shape[0], -1), axis=1, bitorder="little").tobytes()
+
+
+def peak_code(bits: int) -> Codec:
+    """``bits``-bit codes, 2^(bits-1) − 1 levels each side, step = the row's largest
+    magnitude ÷ that (the stored int8 code's rule with fewer levels)."""
+    top = 2 ** (bits - 1) - 1
+
+    def code(mat: np.ndarray) -> tuple[np.ndarray, bytes]:
+        peak = np.abs(mat).max(axis=1, keepdims=True)
+        step = np.where(peak > 0, peak / top, 1.0).astype(np.float32)
+        codes = np.clip(np.rint(mat / step), -top, top)
+        return (codes * step).astype(np.float32), step.tobytes() + _packed_bits(codes + top, bits)
+
+    return code
+
+
+CODECS: dict[str, Codec | None] = {
+    "int8": None,
+    "int6-peak": peak_code(6),
+    "int5-peak": peak_code(5),
+    "int4-peak": int4_peak,
+    "int4-rms": int4_rms,
+}
 
 
 def _normalised(mat: np.ndarray) -> np.ndarray:

@@ -80,7 +80,7 @@ def _unit(*axes: float) -> np.ndarray:
 
 
 def _stored(v: np.ndarray) -> np.ndarray:
-    """A unit vector as the index keeps it (8-bit codes and a scale, engine.index.line_codec)."""
+    """A unit vector as the index keeps it (5-bit codes and a scale, engine.index.line_codec)."""
     return line_codec.decode(line_codec.encode(v[None, :], [0]), 1, v.shape[0])[0][0]
 
 
@@ -116,13 +116,15 @@ def test_best_line_cosine_is_the_calibrated_vector_side(make_engine, workspace_d
     # query (cat, medicine)/√2; its line 4 "Miso the cat takes a tablet." (cat 2,
     # medicine 1)/√5; the chunk's vector pools its three orthogonal lines, weighted by
     # their lengths: 26 train + 28 line 4 + 29 database, so its cosine with the query is
-    # 28·(3/√10)/√(26² + 28² + 29²) = 84/√23010 = 0.5538 (0.5549 from the 8-bit rows)
+    # 28·(3/√10)/√(26² + 28² + 29²) = 84/√23010 = 0.5538 before the rows are stored
+    # in 5 bits (line 4 is kept as (15, 8)·(2/√5)/15: 0.5634 pooled from the stored rows)
     assert round(84 / math.sqrt(23010), 4) == 0.5538
-    assert top.vector_score == _cos(_unit(1, 1), NOTE_CHUNK) == 0.5549
+    assert top.vector_score == _cos(_unit(1, 1), NOTE_CHUNK) == 0.5634
     assert top.best_line == 4
-    # 3/√10 = 0.9487 in float32; the line's vector is stored in half precision
+    # 3/√10 = 0.9487 in float32; stored as (15, 8)·(2/√5)/15: 46/(15√10) = 0.9698
+    assert round(46 / (15 * math.sqrt(10)), 4) == 0.9698
     query, line4 = _unit(1, 1), _stored(_unit(2, 1))
-    assert top.vector_input == _cos(query, line4) == top.vector_component
+    assert top.vector_input == _cos(query, line4) == top.vector_component == 0.9698
     assert top.score == round(0.7 * top.vector_component + 0.3 * top.text_component, 4)
     # with the feedback (the default) the query moves toward that chunk, f = the
     # chunk's vector: cos(q, f) as above, cos(f, line 4), cos(f, f) = 1
@@ -200,7 +202,7 @@ def test_a_wrapped_paragraph_is_one_vector_and_the_chunk_counts_too(
     # with the query (cat, medicine)/√2; the chunk's vector pools it (125 characters)
     # with the two list items (28 and 31, train and database): 125/√(125² + 28² + 31²)
     assert (top.best_line, top.best_line_end) == (3, 6)
-    # 1.0: the row's largest number is its scale × 127, so 1/√2 is kept exactly
+    # 1.0: the row's largest number is its scale × 15, so 1/√2 is kept exactly
     assert top.line_cosine == _cos(_unit(1, 1), _stored(_unit(2, 2))) == 1.0
     paragraph = unit_spans(PROSE)[0].text
     assert (len(paragraph), len("- Booked the train to Porto.")) == (125, 28)

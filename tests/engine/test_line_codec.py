@@ -1,0 +1,63 @@
+"""Unit-vector blobs (``engine.index.line_codec``): the 5-bit layout and the older ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.index import line_codec
+
+RNG = np.random.default_rng(7)
+
+
+@pytest.mark.parametrize("dims", [5, 6, 8, 13, 384])
+def test_each_number_comes_back_within_half_a_step(dims: int) -> None:
+    mat = RNG.normal(size=(9, dims)).astype(np.float32)
+    keys = [int(k) for k in RNG.integers(0, 2**63, size=9)]
+    blob = line_codec.encode(mat, keys)
+    padded = -(-dims // 8) * 8
+    # key, scale, then the low four bits two to a byte and the fifth eight to a byte
+    assert len(blob) == 9 * (8 + 4 + padded // 2 + padded // 8)
+    back, got_keys = line_codec.decode(blob, 9, dims)
+    step = np.abs(mat).max(axis=1, keepdims=True) / 15
+    assert np.all(np.abs(back - mat) <= step / 2 + 1e-6)
+    # each row's largest magnitude is kept exactly (it is ±15 steps)
+    rows = np.arange(9)
+    peak = np.abs(mat).argmax(axis=1)
+    assert np.allclose(back[rows, peak], mat[rows, peak], rtol=1e-6)
+    assert got_keys is not None and [int(k) for k in got_keys] == keys
+
+
+def test_384_dimensions_take_252_bytes_a_unit() -> None:
+    mat = RNG.normal(size=(3, 384)).astype(np.float32)
+    assert len(line_codec.encode(mat, [1, 2, 3])) == 3 * 252
+
+
+def test_a_known_row_in_both_planes() -> None:
+    # codes −15, −1, 0, 1, 15, 7, −8, 2 (scale 1) + 15 → 0, 14, 15, 16, 30, 22, 7, 17
+    row = np.array([[-15, -1, 0, 1, 15, 7, -8, 2]], dtype=np.float32)
+    blob = line_codec.encode(row, [0])
+    body = blob[8 + 4 :]
+    low = [c & 15 for c in (0, 14, 15, 16, 30, 22, 7, 17)]
+    assert list(body[:4]) == [low[0] | low[1] << 4, low[2] | low[3] << 4,
+                              low[4] | low[5] << 4, low[6] | low[7] << 4]  # fmt: skip
+    # fifth bits: 16, 30, 22 and 17 have it (numbers 3, 4, 5 and 7)
+    assert body[4] == 0b10111000
+    assert np.array_equal(line_codec.decode(blob, 1, 8)[0], row)
+
+
+def test_the_older_layouts_read_as_they_are() -> None:
+    mat = RNG.normal(size=(4, 16)).astype(np.float32)
+    keys = np.arange(4, dtype=np.uint64)
+    # 8-bit codes with a scale (the layout before 5 bits)
+    scale = (np.abs(mat).max(axis=1) / 127).astype(np.float32)
+    codes = np.rint(mat / scale[:, None]).astype(np.int8)
+    back, got = line_codec.decode(keys.tobytes() + scale.tobytes() + codes.tobytes(), 4, 16)
+    assert np.allclose(back, codes * scale[:, None]) and got is not None
+    # float16 with keys, float32 without
+    half = keys.tobytes() + mat.astype(np.float16).tobytes()
+    assert np.allclose(line_codec.decode(half, 4, 16)[0], mat, atol=1e-2)
+    back32, none = line_codec.decode(mat.tobytes(), 4, 16)
+    assert none is None and np.array_equal(back32, mat)
+    with pytest.raises(ValueError, match="a line-vector blob of 100 bytes"):
+        line_codec.decode(b"\0" * 100, 4, 16)
