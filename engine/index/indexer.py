@@ -450,10 +450,20 @@ class Indexer:
                 )
                 self._error(stats, "(provider)", embed_error)
                 self._empty_vectors = 0
+        # memdeck's own chunk vectors (pooled from units) are kept in 8 bits; a media
+        # file's vector is the model's, shared with the embedding cache
+        pooled = self._pools_chunks()
         for f, file_hash, chunks, warning in pending:
             self._check_cancel()
             with_vecs = [
-                NewChunk(c.start_line, c.end_line, c.hash, c.text, vectors.get(c.hash))
+                NewChunk(
+                    c.start_line,
+                    c.end_line,
+                    c.hash,
+                    c.text,
+                    vectors.get(c.hash),
+                    pooled=pooled and c.hash not in self._media,
+                )
                 for c in chunks
             ]
             # A file whose chunks could not be embedded keeps an empty hash so the next

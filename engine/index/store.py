@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.index import keyword_index
+from engine.index import chunk_vector_codec, keyword_index
 from engine.index.db import Database, DatabaseError, VecStatus, snapshot_uri
 from engine.index.embedding_cache import EmbeddingCacheTable, vector_blob
 from engine.index.fts_bm25 import Phrase, bm25_rank, read_varint
@@ -130,6 +130,9 @@ class NewChunk:
     hash: str
     text: str
     embedding: np.ndarray | None
+    #: the vector is memdeck's own (pooled from unit vectors), not the model's: SQLite
+    #: keeps it in 8 bits (``chunk_vector_codec``); PostgreSQL stores every vector alike
+    pooled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,6 +309,24 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
             " where embedding is not null and length(embedding) = ?",
             (dims * 4,),
         )
+        # compact (pooled) vectors are decoded to float32 a page at a time
+        after = 0
+        while True:
+            page = list(
+                self.db.execute(
+                    "select id, embedding from chunks where id > ? and embedding is not null"
+                    " and length(embedding) = ? order by id limit 2048",
+                    (after, chunk_vector_codec.compact_size(dims)),
+                )
+            )
+            if not page:
+                break
+            _, rows = chunk_vector_codec.decode_rows([b for _, b in page], dims)  # all fit
+            self.db.executemany(
+                "insert into chunks_vec(rowid, embedding) values (?, ?)",
+                [(cid, row.tobytes()) for cid, row in zip((c for c, _ in page), rows, strict=True)],
+            )
+            after = int(page[-1][0])
 
     def maintain_vec_table(self) -> None:
         """Build ``chunks_vec`` once the vectors outgrow the numpy path's budget or
@@ -402,7 +423,11 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
             added: list[tuple[int, str]] = []
             with_vec = self.vec.loaded and bool(self._vec_dims) and self._vec_table_exists()
             for ch in chunks:
-                emb = vector_blob(ch.embedding)
+                emb = (
+                    None
+                    if ch.embedding is None
+                    else chunk_vector_codec.encode(ch.embedding, compact=ch.pooled)
+                )
                 self.db.execute(
                     "insert into chunks(path, source, start_line, end_line, hash, model, text,"
                     " embedding, updated_at) values (?,?,?,?,?,?,?,?,?)",
@@ -416,7 +441,8 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
                     )
                 if emb is not None and with_vec:
                     self.db.execute(
-                        "insert into chunks_vec(rowid, embedding) values (?, ?)", (cid, emb)
+                        "insert into chunks_vec(rowid, embedding) values (?, ?)",
+                        (cid, vector_blob(ch.embedding)),  # sqlite-vec reads float32
                     )
             self.db.execute(
                 "insert into files(path, source, hash, mtime, size, chunks, error, indexed_at)"
@@ -602,13 +628,13 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
             return {}
         marks = ",".join("?" * len(ids))
         out = {}
+        dims = self.dims
         for cid, blob in self.db.execute(
             f"select id, embedding from chunks where id in ({marks})", list(ids)
         ):
-            if blob is not None:
-                vec = np.frombuffer(blob, dtype=np.float32)
-                if np.isfinite(vec).all():  # damaged bytes are never ranked
-                    out[cid] = vec
+            vec = None if blob is None or not dims else chunk_vector_codec.decode(blob, dims)
+            if vec is not None and np.isfinite(vec).all():  # damaged bytes are never ranked
+                out[cid] = vec
         return out
 
     # -- line vectors (memdeck extension: one vector per line of a chunk) ----------

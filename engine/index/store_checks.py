@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from engine.index import keyword_index, line_codec
+from engine.index import chunk_vector_codec, keyword_index, line_codec
 from engine.index.db import Database, DatabaseError
 from engine.index.embedding_cache import CACHED_VECTOR, sound_vector
 from engine.index.keyword_index import KeywordIndex
@@ -115,8 +115,8 @@ class IndexChecks:
             wrong = int(
                 self.db.scalar(
                     "select count(*) from chunks where embedding is not null"
-                    " and length(embedding) <> ?",
-                    (dims * 4,),
+                    " and length(embedding) not in (?, ?)",
+                    (dims * 4, chunk_vector_codec.compact_size(dims)),
                 )
                 or 0
             )
@@ -150,8 +150,13 @@ class IndexChecks:
             except DatabaseError as exc:
                 found.append(f"the FTS5 index does not match the chunk text ({exc})")
         bad = {"chunk": 0, "cached": 0, "line": 0}
+        width = self.dims
         for (blob,) in self.db.execute("select embedding from chunks where embedding is not null"):
-            bad["chunk"] += not sound_vector(np.frombuffer(blob, dtype=np.float32))
+            if width:  # a blob of neither size is counted by the cheap check already
+                vec = chunk_vector_codec.decode(blob, width)
+            else:
+                vec = np.frombuffer(blob, dtype=np.float32) if len(blob) % 4 == 0 else None
+            bad["chunk"] += vec is not None and not sound_vector(vec)
         for (blob,) in self.db.execute(f"select {CACHED_VECTOR} from embedding_cache"):
             if blob:
                 bad["cached"] += not sound_vector(np.frombuffer(blob, dtype=np.float32))

@@ -1,7 +1,8 @@
 """The numpy vector path's rows in memory, exact or quantized.
 
-``chunks.embedding`` (float32 blobs in SQLite) stays the single source of truth;
-this is a scan accelerator kept in step with the table.
+``chunks.embedding`` (float32 blobs, or 8-bit ones for pooled vectors:
+``chunk_vector_codec``) stays the single source of truth; this is a scan
+accelerator kept in step with the table.
 
 Small indexes keep the float32 rows and answer with one matrix-vector product:
 below ``QUANTIZE_FROM`` rows that scan costs ~1 ms and its answers are the
@@ -32,6 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+
+from engine.index import chunk_vector_codec
 
 #: rows at which the matrix is quantized (below: float32 rows, the exact scan)
 QUANTIZE_FROM = 30_000
@@ -221,12 +224,11 @@ class VectorMatrix:
     def _decode(self, rows: Sequence[Sequence[Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ids, updated, vectors) of the rows whose blob has this matrix's size
         (a wrong-sized row is skipped, not fatal)."""
-        width = self.dims * 4
-        good = [r for r in rows if r[2] is not None and len(r[2]) == width]
+        present = [r for r in rows if r[2] is not None]
+        ok, vecs = chunk_vector_codec.decode_rows([r[2] for r in present], self.dims)
+        good = [r for r, fits in zip(present, ok, strict=True) if fits]
         cids = np.fromiter((r[0] for r in good), dtype=np.int64, count=len(good))
         upd = np.fromiter((r[1] for r in good), dtype=np.float64, count=len(good))
-        vecs = np.frombuffer(b"".join(r[2] for r in good), dtype=np.float32)
-        vecs = vecs.reshape(len(good), self.dims)
         finite = np.isfinite(vecs).all(axis=1)
         if not finite.all():  # damaged bytes: never ranked (``Store.check`` reports them)
             return cids[finite], upd[finite], np.ascontiguousarray(vecs[finite])

@@ -12,6 +12,7 @@ import numpy as np
 
 from engine.embeddings.base import ProgressCallback
 from engine.events import SyncProgress
+from engine.index import chunk_vector_codec
 from engine.index.indexer import index_fingerprint
 from engine.index.pooled_chunks import CHUNK_POOLING, pooled_vector, pools_chunks
 from tests.engine.concept_embedder import ConceptEmbedder
@@ -42,7 +43,16 @@ class Recording(ConceptEmbedder):
 
 def _chunk_vector(engine) -> np.ndarray:
     blob = engine.store.db.scalar("select embedding from chunks order by id limit 1")
-    return np.frombuffer(blob, dtype=np.float32)
+    vec = chunk_vector_codec.decode(blob, 6)
+    assert vec is not None
+    return vec
+
+
+def _compact(vec: np.ndarray) -> np.ndarray:
+    """A pooled vector as SQLite keeps it (8-bit codes and a scale)."""
+    back = chunk_vector_codec.decode(chunk_vector_codec.encode(vec, compact=True), vec.shape[0])
+    assert back is not None
+    return back
 
 
 def test_each_distinct_unit_is_embedded_once_and_no_chunk_text(make_engine, workspace_dir):
@@ -57,8 +67,10 @@ def test_each_distinct_unit_is_embedded_once_and_no_chunk_text(make_engine, work
     )
     (matrix,) = units.values()
     spans_len = [26, 28, 26]
-    expected = pooled_vector(matrix, _spans(spans_len))
+    expected = _compact(pooled_vector(matrix, _spans(spans_len)))
     assert np.array_equal(_chunk_vector(eng), expected)
+    # stored in 8 bits: dims codes and a float32 scale
+    assert len(eng.store.db.scalar("select embedding from chunks")) == 6 + 4
     # train twice (52 characters) and the cat line once (28): train leads
     train, cat = expected[2], expected[0]
     assert train > cat > 0

@@ -1,0 +1,78 @@
+"""How a chunk's vector is kept in ``chunks.embedding``: float32, or 8 bits with a scale.
+
+A vector the model gave for a chunk's text stays float32 (``dims × 4`` bytes): the
+embedding cache shares it byte for byte with its entry, and the ``openclaw``
+profile's cosines must equal OpenClaw's. A vector memdeck pooled from the chunk's
+unit vectors (``engine.index.pooled_chunks``) is memdeck's own, made from 5-bit
+rows, so it is kept compact: ``dims`` int8 codes, then one float32 scale (the
+largest magnitude ÷ 127), ``dims + 4`` bytes (388 at 384 dimensions against 1,536),
+read back scaled to length 1 as the model's are.
+The two sizes never coincide, so a blob says which it is; a blob of neither size
+is damage (``Store.check`` reports it, the search skips it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+#: the largest code: a vector's largest magnitude is coded ±LEVELS
+LEVELS = 127
+
+
+def compact_size(dims: int) -> int:
+    return dims + 4
+
+
+def encode(vec: np.ndarray, *, compact: bool) -> bytes:
+    """The blob of ``vec``: float32, or (``compact``) int8 codes and a float32 scale."""
+    v = np.asarray(vec, dtype=np.float32).reshape(-1)
+    if not compact:
+        return bytes(v.tobytes())
+    peak = float(np.abs(v).max()) if v.size else 0.0
+    scale = np.float32(peak / LEVELS if peak > 0 else 1.0)
+    codes = np.clip(np.rint(v / scale), -LEVELS, LEVELS).astype(np.int8)
+    return bytes(codes.tobytes() + np.asarray([scale], dtype=np.float32).tobytes())
+
+
+def decode(blob: bytes, dims: int) -> np.ndarray | None:
+    """The vector of one blob, or None when it is neither size for ``dims``."""
+    if len(blob) == dims * 4:
+        return np.frombuffer(blob, dtype=np.float32)
+    if len(blob) == compact_size(dims):
+        scale = np.frombuffer(blob, dtype=np.float32, count=1, offset=dims)[0]
+        codes = np.frombuffer(blob, dtype=np.int8, count=dims).astype(np.float32)
+        row: np.ndarray = _unit_rows((codes * scale)[None, :])[0]
+        return row
+    return None
+
+
+def decode_rows(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """(which blobs were either size, their vectors as one float32 matrix in order)."""
+    ok = np.fromiter(
+        (len(b) in (dims * 4, compact_size(dims)) for b in blobs), dtype=bool, count=len(blobs)
+    )
+    kept = [b for b, good in zip(blobs, ok, strict=True) if good]
+    out = np.empty((len(kept), dims), dtype=np.float32)
+    wide = [i for i, b in enumerate(kept) if len(b) == dims * 4]
+    narrow = [i for i, b in enumerate(kept) if len(b) != dims * 4]
+    if wide:
+        out[wide] = np.frombuffer(b"".join(kept[i] for i in wide), dtype=np.float32).reshape(
+            len(wide), dims
+        )
+    if narrow:
+        raw = np.frombuffer(b"".join(kept[i] for i in narrow), dtype=np.uint8)
+        raw = raw.reshape(len(narrow), dims + 4)
+        codes = raw[:, :dims].view(np.int8).astype(np.float32)
+        scales = np.ascontiguousarray(raw[:, dims:]).view(np.float32)
+        out[narrow] = _unit_rows(codes * scales)
+    return ok, out
+
+
+def _unit_rows(rows: np.ndarray) -> np.ndarray:
+    """Rows scaled back to length 1 (the 8-bit codes move it by ~0.001), so a cosine
+    stays a dot product and a vector's cosine with itself is 1."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    out: np.ndarray = (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+    return out
