@@ -147,7 +147,8 @@ class SqliteBackend:
         tmp = temp_index_path(self.path)
         new = self.new_store(tmp, False)
         try:
-            new.copy_cache_from(self.path)
+            # a rebuild that pools its chunk vectors has no use for the old file's
+            new.copy_cache_from(self.path, chunk_vectors="chunk_vectors" not in fingerprint)
             done = build(new)
             new.set_fingerprint(fingerprint)
             new.set_meta("build", uuid.uuid4().hex)

@@ -107,11 +107,19 @@ class EmbeddingCacheTable:
         )
         return excess
 
-    def copy_cache_from(self, other_path: Path) -> int:
+    def copy_cache_from(self, other_path: Path, *, chunk_vectors: bool = True) -> int:
         """Seed this store's cache (and unit vectors) from another index file (used by
-        a full reindex); returns the cache entries copied."""
+        a full reindex); returns the cache entries copied. ``chunk_vectors=False`` (a
+        rebuild whose chunk vectors are pooled from unit vectors,
+        ``engine.index.pooled_chunks``) leaves out the vectors of the old file's text
+        chunks: nothing in the new index reads them."""
         if not Path(other_path).exists():
             return 0
+        skip = (
+            ""
+            if chunk_vectors
+            else " and hash not in (select hash from old.chunks where hash not like 'media:%')"
+        )
         try:
             with self.db.attached(other_path, "old") as db:
                 try:  # references resolved against the old file's chunks
@@ -122,7 +130,7 @@ class EmbeddingCacheTable:
                         " length(e.embedding) > 0 then e.embedding else (select c.embedding"
                         " from old.chunks c where c.hash = e.hash and c.embedding is not null"
                         " limit 1) end as vector, e.dims, e.updated_at"
-                        " from old.embedding_cache e) where vector is not null"
+                        f" from old.embedding_cache e) where vector is not null{skip}"
                     )
                 except DatabaseError:  # damaged chunks (a salvage): the entries with a copy
                     db.execute(

@@ -607,7 +607,7 @@ class PgStore(PgLineVectorTable):
             )
         return excess
 
-    def copy_cache_from(self, other_path: object) -> int:
+    def copy_cache_from(self, other_path: object, *, chunk_vectors: bool = True) -> int:
         """The cache is shared by every space already: nothing to copy."""
         return 0
 

@@ -131,6 +131,7 @@ def test_turning_unit_vectors_on_rebuilds_with_pooled_vectors(make_engine, works
     eng = make_engine(provider=Recording(), **{"store.line_vectors": False})
     eng.sync()
     model_vector = _chunk_vector(eng).copy()
+    assert eng.store.db.scalar("select count(*) from embedding_cache") == 1
     eng.close()
     embedder = Recording()
     eng = make_engine(provider=embedder, **{"store.line_vectors": True})
@@ -138,6 +139,8 @@ def test_turning_unit_vectors_on_rebuilds_with_pooled_vectors(make_engine, works
     assert done.full  # another fingerprint: a full rebuild
     assert embedder.asked == ["Booked the train to Porto.", "Miso the cat takes a tablet."]
     assert not np.array_equal(_chunk_vector(eng), model_vector)
+    # the old index's chunk vector is not carried into the new one's cache: nothing reads it
+    assert eng.store.db.scalar("select count(*) from embedding_cache") == 0
 
 
 def test_progress_counts_chunks_not_units(make_engine, workspace_dir):
