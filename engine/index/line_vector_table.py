@@ -33,16 +33,18 @@ class LineVectorTable:
         for start in range(0, len(unique), 500):
             part = unique[start : start + 500]
             marks = ",".join("?" * len(part))
-            for h, dims, lines, blob in self.db.execute(
-                "select chunk_hash, dims, lines, vectors from line_vectors"
-                f" where model = ? and chunk_hash in ({marks})",
-                [model, *part],
-            ):
-                try:
-                    mat, _keys = line_codec.decode(blob, int(lines), int(dims))
-                except ValueError:  # a blob of the wrong size: damaged, embedded again
-                    continue
-                if np.isfinite(mat).all():  # damaged bytes: the chunk ranks without them
+            rows = list(
+                self.db.execute(
+                    "select chunk_hash, dims, lines, vectors from line_vectors"
+                    f" where model = ? and chunk_hash in ({marks})",
+                    [model, *part],
+                )
+            )
+            mats = line_codec.decode_matrices([(b, int(n), int(d)) for _, d, n, b in rows])
+            for (h, _, _, _), mat in zip(rows, mats, strict=True):
+                # a blob of the wrong size (None) is embedded again; damaged bytes
+                # (not finite): the chunk ranks without them
+                if mat is not None and np.isfinite(mat).all():
                     out[h] = mat
         return out
 

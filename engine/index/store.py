@@ -626,16 +626,21 @@ class Store(EmbeddingCacheTable, LineVectorTable, IndexChecks):
     def chunk_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         if not ids:
             return {}
-        marks = ",".join("?" * len(ids))
-        out = {}
         dims = self.dims
-        for cid, blob in self.db.execute(
-            f"select id, embedding from chunks where id in ({marks})", list(ids)
-        ):
-            vec = None if blob is None or not dims else chunk_vector_codec.decode(blob, dims)
-            if vec is not None and np.isfinite(vec).all():  # damaged bytes are never ranked
-                out[cid] = vec
-        return out
+        if not dims:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = [
+            (int(cid), blob)
+            for cid, blob in self.db.execute(
+                f"select id, embedding from chunks where id in ({marks})", list(ids)
+            )
+            if blob is not None
+        ]
+        ok, vecs = chunk_vector_codec.decode_rows([blob for _, blob in rows], dims)
+        kept = [cid for (cid, _), fits in zip(rows, ok, strict=True) if fits]
+        finite = np.isfinite(vecs).all(axis=1)  # damaged bytes are never ranked
+        return {cid: vecs[i] for i, cid in enumerate(kept) if finite[i]}
 
     # -- line vectors (memdeck extension: one vector per line of a chunk) ----------
     def chunk_hashes(self, ids: Sequence[int]) -> dict[int, str]:

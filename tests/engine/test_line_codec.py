@@ -61,3 +61,23 @@ def test_the_older_layouts_read_as_they_are() -> None:
     assert none is None and np.array_equal(back32, mat)
     with pytest.raises(ValueError, match="a line-vector blob of 100 bytes"):
         line_codec.decode(b"\0" * 100, 4, 16)
+
+
+def test_many_matrices_decode_as_each_alone() -> None:
+    """A search decodes its candidates' matrices together: the same rows, in order,
+    whatever the layout; a blob of no layout is None."""
+    five = [RNG.normal(size=(n, 384)).astype(np.float32) for n in (3, 1, 7)]
+    blobs = [(line_codec.encode(m, list(range(len(m)))), len(m), 384) for m in five]
+    small = RNG.normal(size=(2, 6)).astype(np.float32)
+    blobs.insert(1, (line_codec.encode(small, [0, 1]), 2, 6))
+    eight = RNG.normal(size=(2, 16)).astype(np.float32)
+    scale = (np.abs(eight).max(axis=1) / 127).astype(np.float32)
+    codes = np.rint(eight / scale[:, None]).astype(np.int8)
+    blobs.append(
+        (np.arange(2, dtype=np.uint64).tobytes() + scale.tobytes() + codes.tobytes(), 2, 16)
+    )
+    blobs.append((b"\0" * 100, 4, 16))
+    got = line_codec.decode_matrices(blobs)
+    for (blob, lines, dims), mat in zip(blobs[:-1], got[:-1], strict=True):
+        assert mat is not None and np.array_equal(mat, line_codec.decode(blob, lines, dims)[0])
+    assert got[-1] is None
