@@ -856,6 +856,7 @@ class Engine(IndexRepair):
             write_problem=self.write_problem or self._space_problem(),
             unit_vectors=lines.on,
             unit_vectors_reason=lines.reason,
+            chunk_vectors_pooled=pools_chunks(provider, self.ms.store.line_vectors),
             units_missing=self._units_missing() if lines.on and load_provider else None,
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)

@@ -309,7 +309,8 @@ def _units_line(st: EngineStatus) -> str:
         if missing == 0
         else f"; {missing} chunk(s) wait for theirs (next sync)"
     )
-    return f"units       a vector per line too ({st.unit_vectors_reason}){left}"
+    pooled = "; chunk vectors pooled from them" if st.chunk_vectors_pooled else ""
+    return f"units       a vector per line too ({st.unit_vectors_reason}){left}{pooled}"
 
 
 def _fingerprint_line(mine: Mapping[str, object], indexed: Mapping[str, object] | None) -> str:

@@ -202,20 +202,37 @@ def test_text_status_has_a_fingerprint_line(cli, workspace_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("provider", "line"),
+    ("provider", "lines", "line"),
     [
-        ("openai", "units       a vector per line too (each unit an input of its chunk's request)"),
+        (
+            "openai",
+            None,
+            "units       a vector per line too (each unit an input of its chunk's request)",
+        ),
         (
             "gemini",
+            None,
             "units       off (off by default with gemini; store.vector.lines: true turns them on)",
+        ),
+        # units embedded on their own, as with the local model: chunk vectors pooled
+        (
+            "gemini",
+            True,
+            "units       a vector per line too (store.vector.lines: true); chunk vectors"
+            " pooled from them",
         ),
     ],
 )
 def test_status_says_whether_chunks_get_unit_vectors(
-    cli, state_dir: Path, workspace_dir: Path, provider: str, line: str
+    cli, state_dir: Path, workspace_dir: Path, provider: str, lines: bool | None, line: str
 ) -> None:
     # status reads the config and the index; it sends nothing to the (absent) endpoint
-    config = {"provider": provider, "remote": {"apiKey": "k", "baseUrl": "http://127.0.0.1:9/v1"}}
+    config: dict[str, object] = {
+        "provider": provider,
+        "remote": {"apiKey": "k", "baseUrl": "http://127.0.0.1:9/v1"},
+    }
+    if lines is not None:
+        config["store"] = {"vector": {"lines": lines}}
     (state_dir / "openclaw.json").write_text(
         json.dumps({"agents": {"defaults": {"memorySearch": config}}})
     )
@@ -223,8 +240,10 @@ def test_status_says_whether_chunks_get_unit_vectors(
     assert r.returncode == 0, r.stderr
     assert line in r.stdout.splitlines()
     st = json.loads(cli("status", "-w", str(workspace_dir), "--json").stdout)
-    assert st["unit_vectors"] is (provider == "openai")
-    assert st["units_missing"] == (0 if provider == "openai" else None)
+    on = provider == "openai" or bool(lines)
+    assert st["unit_vectors"] is on
+    assert st["units_missing"] == (0 if on else None)
+    assert st["chunk_vectors_pooled"] is bool(lines)
 
 
 def test_status_without_a_provider_has_no_unit_vectors(cli, workspace_dir: Path) -> None:
