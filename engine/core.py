@@ -526,7 +526,7 @@ class Engine(IndexRepair):
                     # The fallback took over mid-sync: its vectors live in another
                     # space, so its new fingerprint forces one atomic full rebuild.
                     done = self._sync_once(self.fingerprint(), force, reason, cancel)
-                self._cache_profile_vectors()
+                done = self._cache_profile_vectors(done)
                 if self.workspace.unreadable:  # folders the listing had to skip
                     errors = (*done.errors, *self.workspace.unreadable)
                     done = dataclasses.replace(done, errors=type(done.errors)(errors))
@@ -547,19 +547,30 @@ class Engine(IndexRepair):
             finally:
                 self.state.running = False
 
-    def _cache_profile_vectors(self) -> None:
+    def _cache_profile_vectors(self, done: SyncDone) -> SyncDone:
         """With the ``openclaw`` profile configured and memdeck's chunk vectors pooled
         from unit vectors (``engine.index.pooled_chunks``: not the model's vectors of
         the texts, which the profile needs), the writer puts the model's vectors of the
         profile's chunks in the embedding cache, where its searches in any process
-        take them; a failing provider leaves them to the searches."""
+        take them; a failing provider leaves them to the searches. The sync's report
+        counts them as embedded and their time in its duration."""
         provider = self.provider
         if self.settings.profile != "openclaw" or provider is None or not self.ms.cache.enabled:
-            return
+            return done
         if not pools_chunks(provider, self.ms.store.line_vectors):
-            return
-        with contextlib.suppress(ProviderError):
-            self.openclaw_searcher().cache_model_vectors(provider, self.store)
+            return done
+        started = time.perf_counter()
+        try:
+            n = self.openclaw_searcher().cache_model_vectors(provider, self.store)
+        except ProviderError:
+            return done
+        if not n:
+            return done
+        return dataclasses.replace(
+            done,
+            chunks_embedded=done.chunks_embedded + n,
+            duration=done.duration + time.perf_counter() - started,
+        )
 
     def _sync_once(
         self,
@@ -856,7 +867,8 @@ class Engine(IndexRepair):
             write_problem=self.write_problem or self._space_problem(),
             unit_vectors=lines.on,
             unit_vectors_reason=lines.reason,
-            chunk_vectors_pooled=pools_chunks(provider, self.ms.store.line_vectors),
+            # what the index holds (before the rebuild a new rule asks for: the old kind)
+            chunk_vectors_pooled="chunk_vectors" in (stored_fp or fp),
             units_missing=self._units_missing() if lines.on and load_provider else None,
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)

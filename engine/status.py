@@ -159,7 +159,8 @@ class EngineStatus(JsonRecord):
     #: whether chunks get unit vectors (``store.vector.lines``) and why
     unit_vectors: bool = False
     unit_vectors_reason: str = ""
-    #: whether chunk vectors are pooled from the unit vectors (``engine.index.pooled_chunks``)
+    #: whether the index's chunk vectors are pooled from its unit vectors
+    #: (``engine.index.pooled_chunks``); a never-built index: whether they will be
     chunk_vectors_pooled: bool = False
     #: text chunks (distinct contents) whose unit vectors the next sync embeds; None
     #: while unit vectors are off, or in a quick status (``load_provider`` False)

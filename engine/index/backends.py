@@ -149,6 +149,7 @@ class SqliteBackend:
         try:
             # a rebuild that pools its chunk vectors has no use for the old file's
             new.copy_cache_from(self.path, chunk_vectors="chunk_vectors" not in fingerprint)
+            new.recode_line_vectors()  # older unit matrices in today's smaller layout
             done = build(new)
             new.set_fingerprint(fingerprint)
             new.set_meta("build", uuid.uuid4().hex)

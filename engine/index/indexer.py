@@ -536,6 +536,7 @@ class Indexer:
                 # (Ctrl-C, an MCP client leaving) waits for one call, not a whole batch
                 self._check_cancel()
 
+            hits_before = stats.cache_hits
             fresh = self._embed_unit(
                 provider, kind, batch, text_of, dims, on_progress, stats, known
             )
@@ -545,7 +546,8 @@ class Indexer:
             out.update(fresh)
             if use_cache and fresh:
                 self.store.cache_put(pid, model, key, fresh)
-            stats.chunks_embedded += len(fresh)
+            # chunks pooled from unit vectors already stored are cache hits, not embedded
+            stats.chunks_embedded += len(fresh) - (stats.cache_hits - hits_before)
             done += len(batch)
             self._embed_progress(stats, None, done, total, t0, files_done, files_total)
         if self.store.dims is None and out:

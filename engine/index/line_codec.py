@@ -5,7 +5,8 @@ these matrices are most of an index. As float32 they were stored twice (the
 matrix and every unit in the embedding cache) and made a chat log's index ~39
 times its Markdown. Now they are stored once, each row as 5-bit codes (−15…15) and
 one float32 scale (the row's largest magnitude ÷ 15): 252 bytes a unit at 384
-dimensions, against 396 in 8 bits and 1,536 in float32. LoCoMo, Cranfield, the
+dimensions, against 396 in 8 bits and 1,536 in float32. Rows of codes are read back
+scaled to length 1, as the model gives them. LoCoMo, Cranfield, the
 names benchmark and the off-topic queries rank as with 8 bits; 4 bits lost 0.3–0.4
 point of LoCoMo ([size options](../../docs/benchmarks/2026-11-29-size-options.md),
 [pooled chunks](../../docs/benchmarks/2026-11-29-pooled-chunks.md)). The breakdown
@@ -121,13 +122,30 @@ def _rows_5bit(body: np.ndarray, scale: np.ndarray, dims: int) -> np.ndarray:
     codes |= np.unpackbits(high, axis=1, bitorder="little").astype(np.int16) << 4
     out = (codes[:, :dims] - LEVELS).astype(np.float32)
     out *= scale[:, None]
-    return out
+    return _unit_rows(out)
+
+
+def _unit_rows(rows: np.ndarray) -> np.ndarray:
+    """Rows scaled back to length 1, as the model gives them: the codes move a row's
+    length by up to a few hundredths, which a cosine read from it would carry (a
+    chunk of one unit, whose pooled vector is that unit's, showed a cosine of 1.0026
+    with it)."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    rows /= np.where(norms > 0, norms, 1.0)
+    return rows
 
 
 def _decode_5bit(blob: bytes, lines: int, dims: int) -> np.ndarray:
     scale = np.frombuffer(blob, dtype=np.float32, count=lines, offset=_KEY_BYTES * lines)
     body = np.frombuffer(blob, dtype=np.uint8, offset=(_KEY_BYTES + 4) * lines)
     return _rows_5bit(body.reshape(lines, _code_bytes(dims)), scale, dims)
+
+
+def is_current(blob: bytes, lines: int, dims: int) -> bool:
+    """Whether a blob is in the layout :func:`encode` writes now."""
+    if dims <= 4:
+        return len(blob) == lines * dims * 4
+    return len(blob) == lines * (_KEY_BYTES + 4 + _code_bytes(dims))
 
 
 def decode(blob: bytes, lines: int, dims: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -140,7 +158,7 @@ def decode(blob: bytes, lines: int, dims: int) -> tuple[np.ndarray, np.ndarray |
     if len(blob) == lines * (_KEY_BYTES + 4 + dims):
         scale = np.frombuffer(blob, dtype=np.float32, count=lines, offset=_KEY_BYTES * lines)
         codes = np.frombuffer(blob, dtype=np.int8, offset=(_KEY_BYTES + 4) * lines)
-        return codes.reshape(lines, dims).astype(np.float32) * scale[:, None], keys
+        return _unit_rows(codes.reshape(lines, dims).astype(np.float32) * scale[:, None]), keys
     if len(blob) == lines * (2 * dims + _KEY_BYTES):
         half = np.frombuffer(blob, dtype=np.float16, offset=_KEY_BYTES * lines)
         return half.astype(np.float32).reshape(lines, dims), keys

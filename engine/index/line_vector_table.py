@@ -98,10 +98,39 @@ class LineVectorTable:
             params += list(paths)
         out: dict[int, np.ndarray] = {}
         for dims, lines, blob in self.db.execute(sql + ")", params):
-            mat, keys = line_codec.decode(blob, int(lines), int(dims))
-            if keys is not None:
+            try:
+                mat, keys = line_codec.decode(blob, int(lines), int(dims))
+            except ValueError:  # a damaged blob: its units are embedded again
+                continue
+            if keys is not None and np.isfinite(mat).all():
                 out.update(zip(keys.tolist(), mat, strict=True))
         return out
+
+    def recode_line_vectors(self) -> int:
+        """Write the matrices kept in an older layout (8-bit codes, float16) in the
+        current one (``line_codec``), so a rebuilt index is the size of a new one;
+        returns how many. A matrix without unit keys (float32, the oldest) or whose
+        bytes fit no layout is left as it is."""
+        stale = [
+            (rowid, int(lines), int(dims), blob)
+            for rowid, lines, dims, blob in self.db.execute(
+                "select rowid, lines, dims, vectors from line_vectors"
+            )
+            if not line_codec.is_current(blob, int(lines), int(dims))
+        ]
+        done = 0
+        with self.db.transaction():
+            for rowid, lines, dims, blob in stale:
+                try:
+                    mat, keys = line_codec.decode(blob, lines, dims)
+                except ValueError:
+                    continue
+                if keys is None or not np.isfinite(mat).all():
+                    continue
+                new = line_codec.encode(mat, [int(k) for k in keys])
+                self.db.execute("update line_vectors set vectors = ? where rowid = ?", (new, rowid))
+                done += 1
+        return done
 
     def prune_line_vectors(self) -> int:
         """Drop line vectors of chunks no longer in the index (any model)."""

@@ -43,9 +43,12 @@ class PgLineVectorTable:
                 " where model = %s and chunk_hash = any(%s)",
                 (model, unique),
             ).fetchall()
+        mats = line_codec.decode_matrices([(bytes(b), int(n), int(d)) for _, d, n, b in rows])
+        # a damaged blob (None, or not finite) is left out: the chunk ranks without it
         return {
-            str(h): line_codec.decode(bytes(blob), int(lines), int(dims))[0]
-            for h, dims, lines, blob in rows
+            str(h): mat
+            for (h, _, _, _), mat in zip(rows, mats, strict=True)
+            if mat is not None and np.isfinite(mat).all()
         }
 
     def orphan_line_units(self, model: str, paths: Collection[str] = ()) -> dict[int, np.ndarray]:
@@ -62,8 +65,11 @@ class PgLineVectorTable:
             ).fetchall()
         out: dict[int, np.ndarray] = {}
         for dims, lines, blob in rows:
-            mat, keys = line_codec.decode(bytes(blob), int(lines), int(dims))
-            if keys is not None:
+            try:
+                mat, keys = line_codec.decode(bytes(blob), int(lines), int(dims))
+            except ValueError:  # a damaged blob: its units are embedded again
+                continue
+            if keys is not None and np.isfinite(mat).all():
                 out.update(zip(keys.tolist(), mat, strict=True))
         return out
 

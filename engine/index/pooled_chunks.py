@@ -15,9 +15,10 @@ It is not the model's vector of the chunk's text, so:
 * the embedding cache never holds these vectors. The ``openclaw`` profile borrows
   cached chunk vectors as OpenClaw's own, and finds none of these; it embeds the
   chunks itself;
-* it is pooled from the unit vectors as stored (8-bit, ``engine.index.line_codec``),
-  so the same units give the same vector, embedded now or read back from an old
-  index;
+* it is pooled from the unit vectors as stored (5-bit codes read back at length 1,
+  ``engine.index.line_codec``), so the same stored units give the same vector,
+  whether they were embedded now or kept from before; SQLite keeps it in 8 bits
+  (``engine.index.chunk_vector_codec``);
 * a chunk without units (only headings, say) is embedded as a whole.
 
 A heading is no unit, so it is not part of the pooled vector; keyword search

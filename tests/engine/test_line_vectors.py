@@ -121,14 +121,15 @@ def test_best_line_cosine_is_the_calibrated_vector_side(make_engine, workspace_d
     # medicine 1)/√5; the chunk's vector pools its three orthogonal lines, weighted by
     # their lengths: 26 train + 28 line 4 + 29 database, so its cosine with the query is
     # 28·(3/√10)/√(26² + 28² + 29²) = 84/√23010 = 0.5538 before the rows are stored
-    # in 5 bits (line 4 is kept as (15, 8)·(2/√5)/15) and the pooled vector in 8: 0.5626
+    # in 5 bits (line 4 is read back as (15, 8)/17) and the pooled vector in 8: 0.5586
     assert round(84 / math.sqrt(23010), 4) == 0.5538
-    assert top.vector_score == _cos(_unit(1, 1), NOTE_CHUNK) == 0.5626
+    assert top.vector_score == _cos(_unit(1, 1), NOTE_CHUNK) == 0.5586
     assert top.best_line == 4
-    # 3/√10 = 0.9487 in float32; stored as (15, 8)·(2/√5)/15: 46/(15√10) = 0.9698
-    assert round(46 / (15 * math.sqrt(10)), 4) == 0.9698
+    # 3/√10 = 0.9487 in float32; stored as codes (15, 8), read back as (15, 8)/17:
+    # 23/(17√2) = 0.9567
+    assert round(23 / (17 * math.sqrt(2)), 4) == 0.9567
     query, line4 = _unit(1, 1), _stored(_unit(2, 1))
-    assert top.vector_input == _cos(query, line4) == top.vector_component == 0.9698
+    assert top.vector_input == _cos(query, line4) == top.vector_component == 0.9567
     assert top.score == round(0.7 * top.vector_component + 0.3 * top.text_component, 4)
     # with the feedback (the default) the query moves toward that chunk, f = the
     # chunk's vector: cos(q, f) as above, cos(f, line 4), cos(f, f) = 1

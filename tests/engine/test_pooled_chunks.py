@@ -98,6 +98,7 @@ def test_the_cache_holds_no_pooled_vector_and_a_rebuild_embeds_nothing(make_engi
     before, asked = _chunk_vector(eng).copy(), len(embedder.asked)
     done = eng.sync(force=True)
     assert done.full and len(embedder.asked) == asked  # the units came from the old file
+    assert (done.chunks_embedded, done.cache_hits) == (0, 1)  # and the report says so
     assert np.array_equal(_chunk_vector(eng), before)  # byte for byte the same vector
 
 
@@ -171,7 +172,8 @@ def test_the_openclaw_profile_configured_has_the_models_vectors_cached(
     embedder = Recording()
     writer = Engine(settings, provider=embedder)
     engines.append(writer)
-    writer.sync()
+    done = writer.sync()
+    assert done.chunks_embedded == 1 + 1  # memdeck's chunk (pooled) and the profile's
     units, profile = embedder.asked[:2], embedder.asked[2:]
     assert units == ["Booked the train to Porto.", "Miso the cat takes a tablet."]
     (chunk_text,) = profile  # the profile's one chunk, embedded whole
@@ -201,3 +203,56 @@ def test_the_default_profile_caches_no_model_vector(make_engine, workspace_dir):
     assert eng.settings.profile == "memdeck"
     assert len(embedder.asked) == 2  # the units only
     assert eng.store.db.scalar("select count(*) from embedding_cache") == 0
+
+
+def test_a_damaged_unit_matrix_is_embedded_again(make_engine, workspace_dir):
+    """A unit matrix whose bytes fit no layout gives no unit back: an edit of its
+    file embeds the chunk's units again, and a checked index rebuilds, never a crash."""
+    path = write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    embedder = Recording()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    eng.sync()
+    eng.store.db.execute("update line_vectors set vectors = x'deadbeef'")
+    path.write_text(NOTE + "Postgres migration rehearsal.\n", encoding="utf-8")
+    done = eng.sync()
+    assert done.errors == ()
+    # the old matrix could give nothing back: every unit of the edited chunk embedded
+    assert embedder.asked[2:] == [
+        "Booked the train to Porto.",
+        "Miso the cat takes a tablet.",
+        "Postgres migration rehearsal.",
+    ]
+    eng.store.db.execute("update line_vectors set vectors = x'deadbeef'")
+    checked = eng.sync(check="thorough")
+    assert checked.full and checked.errors == ()
+    assert eng.store.check(level="thorough") == ()
+    assert eng.search("kitten").results[0].path == "memory/2026-03-14.md"
+
+
+def test_a_rebuild_writes_older_unit_matrices_in_the_current_layout(make_engine, workspace_dir):
+    """An index from before the 5-bit layout keeps its 8-bit matrices until a rebuild
+    (the one its new fingerprint asks for) writes them again, without the model."""
+    from engine.index import line_codec
+
+    write(workspace_dir, "memory/2026-03-14.md", NOTE)
+    embedder = Recording()
+    eng = make_engine(provider=embedder, **{"store.line_vectors": True})
+    eng.sync()
+    ((h, model, lines, dims, blob),) = list(
+        eng.store.db.execute("select chunk_hash, model, lines, dims, vectors from line_vectors")
+    )
+    mat, keys = line_codec.decode(blob, lines, dims)
+    scale = (np.abs(mat).max(axis=1) / 127).astype(np.float32)
+    codes = np.rint(mat / scale[:, None]).astype(np.int8)
+    eight = keys.tobytes() + scale.tobytes() + codes.tobytes()  # the layout before 5 bits
+    eng.store.db.execute(
+        "update line_vectors set vectors = ? where chunk_hash = ? and model = ?", (eight, h, model)
+    )
+    assert not line_codec.is_current(eight, lines, dims)
+    asked = len(embedder.asked)
+    eng.sync(force=True)
+    (now,) = [b for (b,) in eng.store.db.execute("select vectors from line_vectors")]
+    assert line_codec.is_current(now, lines, dims) and len(now) < len(eight)
+    assert len(embedder.asked) == asked
+    back, _ = line_codec.decode(now, lines, dims)
+    assert np.abs(back - mat).max() < 0.1  # the same units, in 5 bits
