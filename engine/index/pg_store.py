@@ -607,6 +607,11 @@ class PgStore(PgLineVectorTable):
             )
         return excess
 
+    def recode_line_vectors(self) -> int:
+        """Older matrices are kept as they are here (they are read as they are); a
+        chunk embedded again gets its matrix in the current layout."""
+        return 0
+
     def copy_cache_from(self, other_path: object, *, chunk_vectors: bool = True) -> int:
         """The cache is shared by every space already: nothing to copy."""
         return 0

@@ -165,7 +165,10 @@ def test_the_indexer_stores_units_from_the_chunks_run(
 
 
 def _within_half_a_step(stored: np.ndarray, exact: np.ndarray) -> bool:
-    """Each number of ``stored`` within half a 5-bit step (the row's largest magnitude
-    ÷ 15, ``engine.index.line_codec``) of ``exact``'s."""
+    """``stored`` is ``exact`` coded in 5 bits (each number to the nearest step, the
+    row's largest magnitude ÷ 15, ``engine.index.line_codec``) and read back at
+    length 1."""
     step = np.abs(exact).max(axis=1, keepdims=True) / 15
-    return bool(np.all(np.abs(stored - exact) <= step / 2 + 1e-6))
+    coded = np.clip(np.rint(exact / step), -15, 15) * step
+    expected = coded / np.linalg.norm(coded, axis=1, keepdims=True)
+    return bool(np.allclose(stored, expected, atol=1e-5))
