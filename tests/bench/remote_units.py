@@ -95,13 +95,17 @@ def seed_vectors(convs: list[int]) -> dict[str, np.ndarray]:
             texts = {}
             for h, text, blob in db.execute("select hash, text, embedding from chunks"):
                 texts[str(h)] = str(text)
-                if blob:
+                # only the model's own vectors: a pooled chunk vector (8 bits, 388 bytes
+                # at 384 dims) is memdeck's, not MiniLM's answer for the chunk's text
+                if blob and len(blob) == 4 * 384:
                     out[str(text)] = np.frombuffer(blob, dtype=np.float32).copy()
             for h, model, n, dims, blob in db.execute(
                 "select chunk_hash, model, lines, dims, vectors from line_vectors"
             ):
                 if "late" in str(model) or str(h) not in texts:
                     continue  # pooled from the chunk's run: not a unit's own vector
+                if len(blob) not in (int(n) * int(dims) * 4, int(n) * (2 * int(dims) + 8)):
+                    continue  # 5- or 8-bit codes: near MiniLM's answer, not its answer
                 units = [u for _, _, u in unit_spans(texts[str(h)])]
                 mat = decode(blob, int(n), int(dims))[0]
                 if len(units) == mat.shape[0]:
