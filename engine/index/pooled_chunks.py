@@ -13,8 +13,8 @@ It is not the model's vector of the chunk's text, so:
 * the index fingerprint names the rule (:data:`CHUNK_POOLING`): an index made the
   other way is rebuilt, and its unit vectors are reused;
 * the embedding cache never holds these vectors. The ``openclaw`` profile borrows
-  cached chunk vectors as OpenClaw's own, and finds none of these; it embeds the
-  chunks itself;
+  cached chunk vectors as OpenClaw's own and finds none of these: it embeds the
+  chunks itself, or, configured, a sync caches them (``Engine._cache_profile_vectors``);
 * it is pooled from the unit vectors as stored (5-bit codes read back at length 1,
   ``engine.index.line_codec``), so the same stored units give the same vector,
   whether they were embedded now or kept from before; SQLite keeps it in 8 bits
@@ -22,8 +22,9 @@ It is not the model's vector of the chunk's text, so:
 * a chunk without units (only headings, say) is embedded as a whole.
 
 A heading is no unit, so it is not part of the pooled vector; keyword search
-still finds its words. LoCoMo, Cranfield, the names benchmark and the off-topic
-queries rank as with the chunk's own vector (``docs/benchmarks/2026-11-29-pooled-chunks.md``).
+still finds its words. Cranfield, the names benchmark and the off-topic queries rank
+as with the model's chunk vector, LoCoMo 5–9 half a point higher and 0–4's hit@6 0.4
+point lower (``docs/benchmarks/2026-11-29-pooled-chunks.md``).
 """
 
 from __future__ import annotations
