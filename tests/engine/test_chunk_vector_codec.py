@@ -93,3 +93,27 @@ def test_a_vector_of_neither_size_is_reported(tmp_path: Path) -> None:
     assert "1 chunk vectors are not 8 numbers long" in store.check(level="index")
     assert 1 not in store.chunk_vectors([1, 2])
     store.close()
+
+
+def test_sqlite_vec_kept_in_step_takes_compact_vectors_as_float32(tmp_path: Path) -> None:
+    """With ``chunks_vec`` already there, each new pooled chunk goes into it as the
+    float32 sqlite-vec reads, while ``chunks`` keeps its 8-bit blob."""
+    store = Store(tmp_path / "index.sqlite")
+    if not store.vec.loaded:
+        pytest.skip("sqlite-vec is not loadable here")
+    store.set_dims(8)
+    store._ensure_vec_table(8, create=True)
+    vecs = [_unit(8) for _ in range(3)]
+    chunks = [
+        NewChunk(i + 1, i + 1, f"h{i}", f"note {i}", v, pooled=True) for i, v in enumerate(vecs)
+    ]
+    store.replace_file(
+        path="memory/a.md", source="memory", file_hash="x", mtime=1.0, size=10,
+        model="m", chunks=chunks,
+    )  # fmt: skip
+    sizes = {int(n) for (n,) in store.db.execute("select length(embedding) from chunks")}
+    assert sizes == {12}
+    assert store.vec_table_consistent()
+    for i, v in enumerate(vecs):
+        assert store.vector_search(v, 1, ["memory"], path="sqlite-vec")[0][0] == i + 1
+    store.close()
