@@ -1,7 +1,7 @@
 """Edit-to-searchable latency through the background sync service (target: < 2 s).
 
 A copy of the synthetic workspace of ``--chunks`` chunks (10,000 by default; the
-issue-16 target is at 100,000) and of its cached index is brought in step once;
+watcher's target is also measured at 100,000) and of its cached index is brought in step once;
 then ``SyncService`` runs exactly as in the app (``watchfiles`` watcher, 1.5 s
 debounce, incremental sync on its own thread), and the script makes ``--edits``
 edits, one at a time: append a line with a unique word to a random daily log,

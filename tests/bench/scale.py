@@ -734,7 +734,7 @@ def tables(sizes: dict[int, dict[str, Any]], model: dict[str, Any] | None) -> di
                 "cold index: postings s",
             ],
             before_after,
-            title="Issue 16, before and after, from one run (same index, queries, process)",
+            title="Postings, watcher, layout: before and after, one run (same index and queries)",
         )
     if model:
         out["model"] = common.table(
