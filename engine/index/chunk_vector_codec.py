@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from engine.index.line_codec import unit_rows
+
 #: the largest code: a vector's largest magnitude is coded ±LEVELS
 LEVELS = 127
 
@@ -38,14 +40,8 @@ def encode(vec: np.ndarray, *, compact: bool) -> bytes:
 
 def decode(blob: bytes, dims: int) -> np.ndarray | None:
     """The vector of one blob, or None when it is neither size for ``dims``."""
-    if len(blob) == dims * 4:
-        return np.frombuffer(blob, dtype=np.float32)
-    if len(blob) == compact_size(dims):
-        scale = np.frombuffer(blob, dtype=np.float32, count=1, offset=dims)[0]
-        codes = np.frombuffer(blob, dtype=np.int8, count=dims).astype(np.float32)
-        row: np.ndarray = _unit_rows((codes * scale)[None, :])[0]
-        return row
-    return None
+    ok, rows = decode_rows([blob], dims)
+    return rows[0] if ok[0] else None
 
 
 def decode_rows(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarray]:
@@ -66,13 +62,5 @@ def decode_rows(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarr
         raw = raw.reshape(len(narrow), dims + 4)
         codes = raw[:, :dims].view(np.int8).astype(np.float32)
         scales = np.ascontiguousarray(raw[:, dims:]).view(np.float32)
-        out[narrow] = _unit_rows(codes * scales)
+        out[narrow] = unit_rows(codes * scales)  # read back at length 1
     return ok, out
-
-
-def _unit_rows(rows: np.ndarray) -> np.ndarray:
-    """Rows scaled back to length 1 (the 8-bit codes move it by ~0.001), so a cosine
-    stays a dot product and a vector's cosine with itself is 1."""
-    norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    out: np.ndarray = (rows / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-    return out

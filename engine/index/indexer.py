@@ -536,8 +536,7 @@ class Indexer:
                 # (Ctrl-C, an MCP client leaving) waits for one call, not a whole batch
                 self._check_cancel()
 
-            hits_before = stats.cache_hits
-            fresh = self._embed_unit(
+            fresh, reused = self._embed_unit(
                 provider, kind, batch, text_of, dims, on_progress, stats, known
             )
             if seen:
@@ -547,7 +546,8 @@ class Indexer:
             if use_cache and fresh:
                 self.store.cache_put(pid, model, key, fresh)
             # chunks pooled from unit vectors already stored are cache hits, not embedded
-            stats.chunks_embedded += len(fresh) - (stats.cache_hits - hits_before)
+            stats.cache_hits += reused
+            stats.chunks_embedded += len(fresh) - reused
             done += len(batch)
             self._embed_progress(stats, None, done, total, t0, files_done, files_total)
         if self.store.dims is None and out:
@@ -592,9 +592,11 @@ class Indexer:
         progress: Callable[[EmbedProgress], None],
         stats: SyncStats,
         known: Mapping[int, np.ndarray],
-    ) -> dict[str, np.ndarray]:
+    ) -> tuple[dict[str, np.ndarray], int]:
         """Embed one slice of texts (or media files); returns hash → vector for the
-        ones that are ready (batch jobs may keep some for a later sync)."""
+        ones that are ready (batch jobs may keep some for a later sync), and how many
+        of them came without the provider (pooled from unit vectors already stored)."""
+        reused = 0
         try:
             if kind == "media":
                 items = [(self._media[h][0], self._media_bytes(self._media[h][1])) for h in batch]
@@ -609,8 +611,7 @@ class Indexer:
                     progress,
                     known,
                 )
-                vecs = pooled.vectors
-                stats.cache_hits += pooled.from_stored
+                vecs, reused = pooled.vectors, pooled.from_stored
             elif (both := units_with_chunks(provider)) is not None and self._wants_lines():
                 # the units' vectors from the chunks' own run of the model, or their
                 # own inputs in the chunks' requests (UnitsWithChunks)
@@ -642,8 +643,9 @@ class Indexer:
         empty = ~np.any(vecs, axis=1)
         if empty.any():
             self._empty_vectors += int(empty.sum())
-            return {h: v for h, v, bad in zip(batch, vecs, empty, strict=True) if not bad}
-        return dict(zip(batch, vecs, strict=True))
+            ok = {h: v for h, v, bad in zip(batch, vecs, empty, strict=True) if not bad}
+            return ok, reused
+        return dict(zip(batch, vecs, strict=True)), reused
 
     def _embed_progress(
         self,

@@ -122,14 +122,14 @@ def _rows_5bit(body: np.ndarray, scale: np.ndarray, dims: int) -> np.ndarray:
     codes |= np.unpackbits(high, axis=1, bitorder="little").astype(np.int16) << 4
     out = (codes[:, :dims] - LEVELS).astype(np.float32)
     out *= scale[:, None]
-    return _unit_rows(out)
+    return unit_rows(out)
 
 
-def _unit_rows(rows: np.ndarray) -> np.ndarray:
-    """Rows scaled back to length 1, as the model gives them: the codes move a row's
-    length by up to a few hundredths, which a cosine read from it would carry (a
-    chunk of one unit, whose pooled vector is that unit's, showed a cosine of 1.0026
-    with it)."""
+def unit_rows(rows: np.ndarray) -> np.ndarray:
+    """Float32 rows scaled back to length 1 in place, as the model gives them. Codes
+    move a row's length by up to a few hundredths, which a cosine read from it would
+    carry (a chunk of one unit, whose pooled vector is that unit's, showed a cosine
+    of 1.0026 with it)."""
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     rows /= np.where(norms > 0, norms, 1.0)
     return rows
@@ -158,7 +158,7 @@ def decode(blob: bytes, lines: int, dims: int) -> tuple[np.ndarray, np.ndarray |
     if len(blob) == lines * (_KEY_BYTES + 4 + dims):
         scale = np.frombuffer(blob, dtype=np.float32, count=lines, offset=_KEY_BYTES * lines)
         codes = np.frombuffer(blob, dtype=np.int8, offset=(_KEY_BYTES + 4) * lines)
-        return _unit_rows(codes.reshape(lines, dims).astype(np.float32) * scale[:, None]), keys
+        return unit_rows(codes.reshape(lines, dims).astype(np.float32) * scale[:, None]), keys
     if len(blob) == lines * (2 * dims + _KEY_BYTES):
         half = np.frombuffer(blob, dtype=np.float16, offset=_KEY_BYTES * lines)
         return half.astype(np.float32).reshape(lines, dims), keys

@@ -67,7 +67,7 @@ class OpenClawRunner:
             self.index.load_workspace(self.root, self.extra_dirs)
             if not self.index.chunks:
                 return 0
-            fresh = self._fill(provider, store)
+            fresh = self._fill(provider, store, self._hashes())
         if fresh:
             fp = provider.fingerprint()
             store.cache_put(
@@ -75,10 +75,16 @@ class OpenClawRunner:
             )
         return len(fresh)
 
-    def _fill(self, provider: EmbeddingProvider, store: IndexStore | None) -> dict[str, np.ndarray]:
-        """Every chunk's vector into ``self.vectors``: from the store's cache, else
-        from the provider; returns those the provider gave."""
-        hashes = {cid: text_hash(c.text) for cid, c in self.index.chunks.items()}
+    def _hashes(self) -> dict[str, str]:
+        """chunk id → its text's hash (the key of its vector)."""
+        return {cid: text_hash(c.text) for cid, c in self.index.chunks.items()}
+
+    def _fill(
+        self, provider: EmbeddingProvider, store: IndexStore | None, hashes: dict[str, str]
+    ) -> dict[str, np.ndarray]:
+        """Every chunk's vector (``hashes``: chunk id → text hash) into
+        ``self.vectors``: from the store's cache, else from the provider; returns
+        those the provider gave."""
         missing = [h for h in dict.fromkeys(hashes.values()) if h not in self.vectors]
         if missing and store is not None:
             fp = provider.fingerprint()
@@ -98,8 +104,8 @@ class OpenClawRunner:
     def _vector_scores(
         self, query: str, provider: EmbeddingProvider, store: IndexStore | None
     ) -> dict[str, float]:
-        self._fill(provider, store)
-        hashes = {cid: text_hash(c.text) for cid, c in self.index.chunks.items()}
+        hashes = self._hashes()
+        self._fill(provider, store, hashes)
         query_vec = provider.embed_query(query)
         return cosine_scores(
             self.index, query_vec, {cid: self.vectors[h] for cid, h in hashes.items()}
