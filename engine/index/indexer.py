@@ -501,9 +501,12 @@ class Indexer:
         pid, model, key = str(fp.get("provider")), str(fp.get("model")), str(fp.get("provider_key"))
         hashes = list(dict.fromkeys(c.hash for c in chunks))
         # pooled chunk vectors are not the model's vectors of the chunks' texts: never
-        # cached as those (their units are kept in the line vectors instead)
-        use_cache = self.ms.cache.enabled and not self._pools_chunks()
-        cached = self.store.cache_get(pid, model, key, hashes) if use_cache else {}
+        # cached as those (their units are kept in the line vectors instead); a media
+        # file's vector is the model's, cached as ever
+        pooled = self._pools_chunks()
+        use_cache = self.ms.cache.enabled
+        cacheable = [h for h in hashes if not pooled or h in self._media]
+        cached = self.store.cache_get(pid, model, key, cacheable) if use_cache else {}
         dims = provider.dims
         cached = {h: v for h, v in cached.items() if v.shape[0] == dims}
         stats.cache_hits += len(cached)
@@ -543,7 +546,7 @@ class Indexer:
                 stats.requests += seen[-1].requests
                 stats.retries += seen[-1].retries
             out.update(fresh)
-            if use_cache and fresh:
+            if use_cache and fresh and (kind == "media" or not pooled):
                 self.store.cache_put(pid, model, key, fresh)
             # chunks pooled from unit vectors already stored are cache hits, not embedded
             stats.cache_hits += reused

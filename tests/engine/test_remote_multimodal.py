@@ -132,3 +132,21 @@ def test_multimodal_off_says_why_and_indexes_markdown_only(
     eng.sync()
     assert media_requests(gemini_server) == []
     assert sorted(eng.store.files()) == ["MEMORY.md", "media/notes.md"]
+
+
+def test_pooled_text_chunks_keep_media_vectors_cached(build, gemini_server, media) -> None:
+    """With unit vectors on and embedded on their own, text chunks' vectors are pooled
+    from them (``engine.index.pooled_chunks``) and never cached; a media file's vector
+    is the model's and is: a rebuild sends neither its bytes nor any text again."""
+    eng = build(gemini_server.url, **{"store.line_vectors": True})
+    assert eng.status().chunk_vectors_pooled
+    eng.sync()
+    assert len(media_requests(gemini_server)) == 2
+    before = len(gemini_server.embed_requests())
+    done = eng.sync(force=True)
+    assert done.full and done.chunks_embedded == 0
+    assert len(gemini_server.embed_requests()) == before
+    # the media vectors are float32 (the model's), the pooled ones 8-bit
+    sizes = dict(eng.store.db.execute("select path, length(embedding) from chunks"))
+    assert sizes["media/voice-memo-atlas.mp3"] == 768 * 4
+    assert sizes["MEMORY.md"] == 768 + 4
