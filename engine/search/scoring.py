@@ -69,8 +69,9 @@ RRF_K = HybridSettings.rrf_k
 GEOMETRIC_FLOOR = 0.05
 #: the ``calibrated`` fusion's text scale κ: a chunk scores the full text side when
 #: its bm25 reaches κ × the summed idf of the query's words. Fitted on LoCoMo
-#: conversations 0–4 (tests/bench/calibrate.py; README "Benchmarks").
-CALIBRATED_TEXT_SCALE = 0.6
+#: conversations 0–4 (tests/bench/calibrate.py; docs/benchmarks/2026-11-29-kappa.md):
+#: 0.6 until chunk vectors were pooled from their units, 0.8 since.
+CALIBRATED_TEXT_SCALE = 0.8
 #: the ``calibrated`` fusion's cosine calibration: a line cosine of
 #: ``CALIBRATED_COSINE_ZERO`` or less scores 0 on the vector side, one of
 #: ``CALIBRATED_COSINE_ONE`` scores 1, linear between. Fitted on LoCoMo 0–4 with κ.

@@ -527,14 +527,15 @@ def test_a_chunk_missing_a_query_word_cannot_reach_the_full_text_side() -> None:
     assert out[3].text_words[0].strength == round(2 * 2.2 / 3.2, 4) == 1.375
     # chunk 3 lacks "rehearsal": capped at 1 − 0.5 × its share, below 1
     cap = 1 - scoring.MISSING_WORD_COST * wr / total
-    assert out[3].text_component == round(min(cap, wa * 1.375 / (0.6 * total)), 4) < 1.0
-    # both words, once each: Σ w × 1 ÷ (0.6 × Σ w) ≥ 1, the full text side
+    kappa = scoring.CALIBRATED_TEXT_SCALE
+    assert out[3].text_component == round(min(cap, wa * 1.375 / (kappa * total)), 4) < 1.0
+    # both words, once each: Σ w × 1 ÷ (κ × Σ w) ≥ 1, the full text side
     assert out[2].text_component == 1.0
     line = explain.words_text_line(out[3])
     assert line is not None and explain.agrees(line)
     assert str(line) == (
         f"min(1 − {scoring.MISSING_WORD_COST:g}×{wr:.4f} ÷ {total:.4f},"
-        f" ({wa:.4f}×1.3750) ÷ (0.6 × {total:.4f}))"
+        f" ({wa:.4f}×1.3750) ÷ ({kappa:g} × {total:.4f}))"
         f" = {out[3].text_component:.4f}"
     )
     full = explain.words_text_line(out[2])
@@ -598,15 +599,16 @@ def test_words_found_together_in_the_best_unit_count_on_their_own() -> None:
     )
     c = rank(r, SearchOptions(min_score=0.0, feedback_weight=0.0), TODAY).candidates[0]
     s = round(scoring.tf_strength(1, 500), 4)
-    # the chunk: (0.4 + 1.6) × s ÷ (0.6 × 3), under its cap 1 − 0.25 × 1 ÷ 3
-    assert c.text_chunk == round((0.4 * s + 1.6 * s) / (0.6 * 3.0), 4) == 0.7886
+    # the chunk: (0.4 + 1.6) × s ÷ (κ × 3), under its cap 1 − 0.25 × 1 ÷ 3
+    assert scoring.CALIBRATED_TEXT_SCALE == 0.8
+    assert c.text_chunk == round((0.4 * s + 1.6 * s) / (0.8 * 3.0), 4) == 0.5914
     assert c.unit_terms == ("rehearsal",)
     # the unit: 1.6 ÷ (0.5 × 3) above 1, capped at 1 − 0.25 × (0.4 + 1) ÷ 3
     assert c.text_unit == round(1 - scoring.MISSING_WORD_COST * 1.4 / 3.0, 4) == 0.8833
     assert c.text_component == c.text_unit
     for line in (explain.unit_text_line(c), explain.text_max_line(c)):
         assert line is not None and explain.agrees(line), line
-    assert str(explain.text_max_line(c)) == "max(0.7886, 0.8833) = 0.8833"
+    assert str(explain.text_max_line(c)) == "max(0.5914, 0.8833) = 0.8833"
     assert str(explain.unit_text_line(c)) == (
         "min(1 − 0.25×(0.4000 + 1.0000) ÷ 3.0000, (1.6000) ÷ (0.5 × 3.0000)) = 0.8833"
     )

@@ -71,6 +71,6 @@ def test_what_an_added_note_can_move_is_the_word_weights_share() -> None:
     strength = scoring.tf_strength(2, 29)  # "Nikolai" twice in 29 words: 1.8300
     assert round(strength, 4) == 1.83
     move = 0.3 * (share[1] - share[0]) * strength / scoring.CALIBRATED_TEXT_SCALE
-    assert 0.05 < move < names.STABLE_MAX  # measured 0.0517 (0.4731 → 0.5249)
+    assert 0.035 < move < names.STABLE_MAX  # measured 0.0388 (0.4476 → 0.4864)
     # a weight never falls below the printable floor, where FTS5 puts 1e-6
     assert w(6, 10) == scoring.WORD_WEIGHT_FLOOR == 0.01
