@@ -658,6 +658,9 @@ def launch_tui(args: argparse.Namespace, path: Path | None) -> int:
     require_terminal()
     # a missing workspace is the app's to report (it offers to create the folder)
     engine = open_engine(args, workspace=path, need_workspace=False)
+    from engine.index.vector_matrix import split_scans_beside_one_blas_thread
+
+    split_scans_beside_one_blas_thread()  # as `memdeck mcp`: the scan on two cores
     return _app_runner(engine)
 
 

@@ -68,14 +68,13 @@ def _serve(args: argparse.Namespace, stop: _StopSignal) -> int:
     service = None
     sock: socket.socket | None = None
     try:
-        from engine.blas import blas_threads
         from engine.index.sync_service import SyncService
-        from engine.index.vector_matrix import split_scans
+        from engine.index.vector_matrix import split_scans_beside_one_blas_thread
         from engine.mcp.calls import Tools
         from engine.mcp.server import build_server, sync_state_dict
 
-        if blas_threads() == 1:  # engine/blas.py: no spinning BLAS thread beside the searches
-            split_scans()  # the vector scan on two cores all the same, without spinning
+        # no spinning BLAS thread beside the searches, and the vector scan on two cores
+        split_scans_beside_one_blas_thread()
 
         if not args.no_sync:
             service = SyncService(engine)

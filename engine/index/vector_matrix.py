@@ -89,16 +89,56 @@ def split_scans(enabled: bool = True) -> bool:
     return False
 
 
-def _product(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """``rows @ q``, split in two halves at once when :func:`split_scans` is on."""
-    helper = _helper
+def split_scans_beside_one_blas_thread() -> bool:
+    """:func:`split_scans` in a process whose numpy BLAS runs on one thread (the
+    ``memdeck`` command's: ``engine/blas.py``), the long-lived searchers (``memdeck
+    mcp``, the app) call this; True when on."""
+    from engine.blas import blas_threads
+
+    return blas_threads() == 1 and split_scans()
+
+
+def _best(rows: np.ndarray, q: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row numbers, scores) of the ``size`` rows of ``rows @ q`` that score highest,
+    in no particular order.
+
+    With :func:`split_scans` on, each half is scored and cut to its own best
+    ``size`` on its own thread, and the two lists are cut again: the best ``size``
+    of the whole are among the best ``size`` of the half each is in, so the rows
+    are the single scan's. The halves meet at a multiple of :data:`SPLIT_ALIGN`
+    rows (BLAS kernels take rows in small blocks and the last few rows of a product
+    go through another kernel, whose last bits differ), so each row lands in the
+    same kind of block either way and every score is the single product's to the
+    bit. Cutting 100k scores costs about as much as scoring them.
+    """
     n = rows.shape[0]
+    size = min(size, n)
+    helper = _helper
     if helper is None or n < SPLIT_FROM:
-        return np.asarray(rows @ q)
+        return _best_of(rows, q, size)
     half = n // 2 // SPLIT_ALIGN * SPLIT_ALIGN
-    second = helper.submit(np.matmul, rows[half:], q)
-    first = rows[:half] @ q
-    return np.concatenate([first, second.result()])
+    second = helper.submit(_best_of, rows[half:], q, size)
+    first_rows, first_scores = _best_of(rows[:half], q, size)
+    second_rows, second_scores = second.result()
+    found = np.concatenate([first_rows, second_rows + half])
+    scores = np.concatenate([first_scores, second_scores])
+    keep = _top(scores, size)
+    return found[keep], scores[keep]
+
+
+def _best_of(rows: np.ndarray, q: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_best` on this thread."""
+    scores = np.asarray(rows @ q)
+    keep = _top(scores, min(size, len(scores)))
+    return keep, scores[keep]
+
+
+def _top(scores: np.ndarray, size: int) -> np.ndarray:
+    """Positions of the ``size`` highest of ``scores``, unordered (no full sort)."""
+    n = len(scores)
+    if size >= n:
+        return np.arange(n)
+    return np.argpartition(scores, n - size)[n - size :]
 
 
 #: stored vectors of chunk ids (the ids without a stored vector are left out)
@@ -372,11 +412,9 @@ class VectorMatrix:
             # One sgemv over the C-contiguous float32 rows (no copy, no promotion:
             # the query is float32 too; two halves at once when split_scans is on),
             # bound by memory bandwidth; then the k best without sorting the rest.
-            sims = _product(self.exact[:n], q)
-            k = min(limit, n)
-            top = np.argpartition(sims, n - k)[n - k :] if k < n else np.arange(n)
-            top = top[np.argsort(-sims[top], kind="stable")]
-            return [(int(self.ids[i]), float(sims[i])) for i in top]
+            top, sims = _best(self.exact[:n], q, limit)
+            order = np.lexsort((top, -sims))  # best first, ties by row
+            return [(int(self.ids[top[i]]), float(sims[i])) for i in order]
         shortlist = self.shortlist(q, shortlist_size(n, limit))
         approx = (self.codes[shortlist].astype(np.float32) @ q) * self.scales[shortlist]
         keep = min(len(shortlist), rescore_size(limit))
@@ -399,5 +437,4 @@ class VectorMatrix:
         n = self.n
         if size >= n:
             return np.arange(n)
-        scores = _product(self.projected[:n], q @ self.axes)
-        return np.argpartition(scores, n - size)[n - size :]
+        return _best(self.projected[:n], q @ self.axes, size)[0]

@@ -28,7 +28,7 @@ from engine.index.store import ChunkRow
 from engine.search import scoring
 from engine.search.model import Retrieval, SearchOptions
 from engine.search.query import ParsedQuery, match_expression, parse_query
-from engine.search.words import function_word, token_counts, word_terms
+from engine.search.words import function_word, name_words, token_counts, word_terms
 
 __all__ = [
     "COMPLETE_WINDOW",
@@ -333,6 +333,8 @@ class _CandidateData:
         paths = sorted({r.path for r in rows.values()} - self.mtimes.keys())
         if paths:
             self.mtimes.update(store.file_mtimes(paths))
+        for row in rows.values():  # what each chunk is called: remembered for the ranking
+            name_words(row.path, row.text, row.start_line)
 
     def read_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors of ``ids``, each read once: the vector scan's exact

@@ -74,7 +74,14 @@ def child_index(n: int, seed: int, kind: str) -> dict[str, Any]:
 
 def child_latency(n: int, seed: int, n_queries: int, kind: str = "hash") -> dict[str, Any]:
     """FTS-only and hybrid latency on the hash-vector index (``lines``: the one with
-    unit vectors too, ranked as the default ranks), MiniLM query embedding."""
+    unit vectors too, ranked as the default ranks), MiniLM query embedding, in a
+    process set up as ``memdeck mcp`` and the app set theirs up: numpy's BLAS on one
+    thread and the vector scan split over two (``engine/blas.py``)."""
+    from engine.blas import limit_blas_threads
+    from engine.index.vector_matrix import split_scans_beside_one_blas_thread
+
+    limit_blas_threads()  # the command sets it before numpy loads
+    split_scans_beside_one_blas_thread()
     root = _root(n, seed)
     state = root / f"state-{kind}"
     if kind == "lines":

@@ -165,13 +165,12 @@ def in_process_run(
     config: Path, ws: Path, env: dict[str, str], warm: list[str], queries: list[str]
 ) -> dict[str, Any]:
     """The same memory_search calls on an engine in this process: the engine's share."""
-    from engine.blas import blas_threads, limit_blas_threads
-    from engine.index.vector_matrix import split_scans
+    from engine.blas import limit_blas_threads
+    from engine.index.vector_matrix import split_scans_beside_one_blas_thread
     from engine.tools import memory_search
 
     limit_blas_threads()  # the command sets it before numpy loads (engine/blas.py)
-    if blas_threads() == 1:  # as `memdeck mcp` runs (engine/cli/mcp_command.py)
-        split_scans()
+    split_scans_beside_one_blas_thread()  # as `memdeck mcp` runs (engine/cli/mcp_command.py)
     engine = Engine(load_settings(config_path=config, workspace=ws, env=env))
     for q in warm:
         memory_search(engine, q, client="bench-in-process")

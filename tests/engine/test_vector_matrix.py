@@ -264,13 +264,20 @@ def split(monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.mark.parametrize("rows", [256, 1000, 3001, 10_002])
-def test_a_split_product_is_the_single_product_to_the_bit(split: None, rows: int) -> None:
+def test_a_split_scan_keeps_the_single_scans_rows_and_scores_to_the_bit(
+    split: None, rows: int
+) -> None:
     """Row counts that leave the BLAS kernel's tail rows in either half (10,002 split
     in the middle differed in its last two rows before the halves were aligned)."""
     rng = np.random.default_rng(rows)
     matrix = _clustered(rng, rows)
     for q in _unit(rng.standard_normal((20, DIMS))):
-        np.testing.assert_array_equal(vector_matrix._product(matrix, q), matrix @ q)
+        whole = matrix @ q
+        for size in (24, 200, rows):
+            found, scores = vector_matrix._best(matrix, q, size)
+            want = np.sort(np.argsort(-whole, kind="stable")[:size])
+            assert np.array_equal(np.sort(found), want)
+            np.testing.assert_array_equal(scores, whole[found])
 
 
 @pytest.mark.parametrize("quantized", [False, True], ids=["float32", "quantized"])
@@ -289,12 +296,14 @@ def test_split_scans_answer_as_one_scan(
     single = [store.vector_search(q, 24, ["memory"], path="numpy") for q in queries]
     assert vector_matrix.split_scans(True)
     calls: list[int] = []
-    real = vector_matrix._product
+    real = vector_matrix._best_of
     monkeypatch.setattr(
-        vector_matrix, "_product", lambda rows, q: calls.append(len(rows)) or real(rows, q)
+        vector_matrix,
+        "_best_of",
+        lambda rows, q, size: calls.append(len(rows)) or real(rows, q, size),
     )
     halves = [store.vector_search(q, 24, ["memory"], path="numpy") for q in queries]
     assert store.vector_matrix(["memory"]).quantized is quantized
-    assert calls == [3001] * 30  # every scan went through the split product
+    assert sorted(calls) == [1472] * 30 + [1529] * 30  # every scan ran as two halves
     assert halves == single
     store.close()
