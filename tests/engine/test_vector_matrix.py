@@ -280,6 +280,19 @@ def test_a_split_scan_keeps_the_single_scans_rows_and_scores_to_the_bit(
             np.testing.assert_array_equal(scores, whole[found])
 
 
+@pytest.mark.parametrize("shortlist", [2048, 4000, 5001])
+def test_a_split_int8_scoring_is_the_single_ones_to_the_bit(split: None, shortlist: int) -> None:
+    """The int8 stage's scores of a shortlist scattered over the rows, split in two
+    halves at once, are each row's unsplit score (so the rows rescored do not change)."""
+    rng = np.random.default_rng(shortlist)
+    codes, scales = vector_matrix._quantize(_clustered(rng, 20_000))
+    rows = rng.choice(20_000, shortlist, replace=False)
+    assert shortlist >= vector_matrix.SPLIT_SHORTLIST_FROM
+    for q in _unit(rng.standard_normal((10, DIMS))):
+        single = (codes[rows].astype(np.float32) @ q) * scales[rows]
+        np.testing.assert_array_equal(vector_matrix._int8_scores(codes, scales, rows, q), single)
+
+
 @pytest.mark.parametrize("quantized", [False, True], ids=["float32", "quantized"])
 def test_split_scans_answer_as_one_scan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split: None, quantized: bool
