@@ -58,9 +58,36 @@ def decode_rows(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarr
             len(wide), dims
         )
     if narrow:
-        raw = np.frombuffer(b"".join(kept[i] for i in narrow), dtype=np.uint8)
-        raw = raw.reshape(len(narrow), dims + 4)
-        codes = raw[:, :dims].view(np.int8).astype(np.float32)
-        scales = np.ascontiguousarray(raw[:, dims:]).view(np.float32)
-        out[narrow] = unit_rows(codes * scales)  # read back at length 1
+        codes, scales = _compact_codes([kept[i] for i in narrow], dims)
+        out[narrow] = from_codes(codes, scales)
     return ok, out
+
+
+def compact_codes(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(which blobs are compact, their int8 codes, their scales), row for row: a
+    blob of another size has zero codes and a NaN scale. :func:`from_codes` of a
+    compact row gives the vector :func:`decode_rows` reads from its blob, to the bit."""
+    compact = np.fromiter(
+        (len(b) == compact_size(dims) for b in blobs), dtype=bool, count=len(blobs)
+    )
+    codes = np.zeros((len(blobs), dims), dtype=np.int8)
+    scales = np.full(len(blobs), np.nan, dtype=np.float32)
+    if compact.any():
+        codes[compact], scales[compact] = _compact_codes(
+            [b for b, c in zip(blobs, compact, strict=True) if c], dims
+        )
+    return compact, codes, scales
+
+
+def from_codes(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """Compact rows' vectors from their int8 codes and scales, read back at length 1
+    (each row's value depends on that row alone)."""
+    return unit_rows(codes.astype(np.float32) * scales[:, None])
+
+
+def _compact_codes(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarray]:
+    """The int8 codes and float32 scales of compact blobs (all of them compact)."""
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), dims + 4)
+    codes = np.ascontiguousarray(raw[:, :dims]).view(np.int8)
+    scales = np.ascontiguousarray(raw[:, dims:]).view(np.float32).reshape(-1)
+    return codes, scales

@@ -20,8 +20,11 @@ A search ranks every row by its projection's dot product with the query's,
 keeps the best ``shortlist_size`` rows, ranks those by their int8 approximation
 of the dot product, and computes the exact float32 cosine of the best
 ``rescore_size`` of them from their stored vectors. Every cosine handed back is
-that exact one; the approximations only choose which rows are read. README
-"Speed and memory" has the measurements behind the constants.
+that exact one; the approximations only choose which rows are read. A pooled
+vector's blob is itself int8 codes and a scale: its row keeps those codes and the
+scale, so its stored vector is made again in memory, to the bit, instead of read
+(``chunk_vector_codec.from_codes``). README "Speed and memory" has the
+measurements behind the constants.
 """
 
 from __future__ import annotations
@@ -184,10 +187,10 @@ def rescore_size(limit: int) -> int:
 
 def matrix_bytes(n: int, dims: int) -> int:
     """Bytes a matrix of ``n`` rows holds (ids and update marks included): float32
-    rows below :data:`QUANTIZE_FROM`, int8 codes, a scale and the projections above."""
+    rows below :data:`QUANTIZE_FROM`, int8 codes, two scales and the projections above."""
     per_row = 8 + 8  # ids, updated
     if n >= QUANTIZE_FROM:
-        per_row += dims + 4 + min(PROJECTION_DIMS, dims) * 4
+        per_row += dims + 4 + 4 + min(PROJECTION_DIMS, dims) * 4
     else:
         per_row += dims * 4
     return n * per_row
@@ -244,6 +247,9 @@ class VectorMatrix:
         self.exact = np.empty((0 if quantized else capacity, dims), dtype=np.float32)
         self.codes = np.empty((capacity if quantized else 0, dims), dtype=np.int8)
         self.scales = np.empty(capacity if quantized else 0, dtype=np.float32)
+        #: a pooled row's stored scale (its codes are the stored ones); NaN for a row
+        #: whose stored vector is float32 (read from the table when rescored)
+        self.stored_scales = np.empty(capacity if quantized else 0, dtype=np.float32)
         width = min(PROJECTION_DIMS, dims)
         self.projected = np.empty((capacity if quantized else 0, width), dtype=np.float32)
         self.axes = np.zeros((dims, width), dtype=np.float32)
@@ -254,7 +260,15 @@ class VectorMatrix:
 
     def nbytes(self) -> int:
         """Bytes held by the rows' buffers."""
-        parts = (self.ids, self.updated, self.exact, self.codes, self.scales, self.projected)
+        parts = (
+            self.ids,
+            self.updated,
+            self.exact,
+            self.codes,
+            self.scales,
+            self.stored_scales,
+            self.projected,
+        )
         return sum(a.nbytes for a in parts)
 
     def view(self) -> tuple[np.ndarray, np.ndarray]:
@@ -269,26 +283,41 @@ class VectorMatrix:
 
     # -- building -------------------------------------------------------------------
     def _put(
-        self, cids: np.ndarray, updated: np.ndarray, rows: np.ndarray, *, project: bool = True
+        self,
+        cids: np.ndarray,
+        updated: np.ndarray,
+        rows: np.ndarray,
+        blobs: Sequence[bytes],
+        *,
+        project: bool = True,
     ) -> None:
         """Append rows (the caller checked the capacity), projected on ``self.axes``
-        unless ``project`` is false (a load projects once it knows the axes)."""
+        unless ``project`` is false (a load projects once it knows the axes);
+        ``blobs`` are the rows' stored blobs."""
         at, count = self.n, len(cids)
         self.ids[at : at + count] = cids
         self.updated[at : at + count] = updated
         if self.quantized:
             codes, scales = _quantize(rows)
+            compact, kept, stored = chunk_vector_codec.compact_codes(blobs, self.dims)
+            if compact.any():  # a pooled vector: its own codes, and its scale kept
+                codes[compact] = kept[compact]
+                length = np.linalg.norm(kept[compact] * stored[compact, None], axis=1)
+                scales[compact] = np.where(length > 0, stored[compact] / length, 0.0)
             self.codes[at : at + count] = codes
             self.scales[at : at + count] = scales
+            self.stored_scales[at : at + count] = stored
             if project:
                 self.projected[at : at + count] = (codes * scales[:, None]) @ self.axes
         else:
             self.exact[at : at + count] = rows
         self.n += count
 
-    def _decode(self, rows: Sequence[Sequence[Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(ids, updated, vectors) of the rows whose blob has this matrix's size
-        (a wrong-sized row is skipped, not fatal)."""
+    def _decode(
+        self, rows: Sequence[Sequence[Any]]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
+        """(ids, updated, vectors, blobs) of the rows whose blob has this matrix's
+        size (a wrong-sized row is skipped, not fatal)."""
         present = [r for r in rows if r[2] is not None]
         ok, vecs = chunk_vector_codec.decode_rows([r[2] for r in present], self.dims)
         good = [r for r, fits in zip(present, ok, strict=True) if fits]
@@ -296,8 +325,9 @@ class VectorMatrix:
         upd = np.fromiter((r[1] for r in good), dtype=np.float64, count=len(good))
         finite = np.isfinite(vecs).all(axis=1)
         if not finite.all():  # damaged bytes: never ranked (``Store.check`` reports them)
-            return cids[finite], upd[finite], np.ascontiguousarray(vecs[finite])
-        return cids, upd, vecs
+            blobs = [r[2] for r, f in zip(good, finite, strict=True) if f]
+            return cids[finite], upd[finite], np.ascontiguousarray(vecs[finite]), blobs
+        return cids, upd, vecs, [r[2] for r in good]
 
     @classmethod
     def load(
@@ -345,10 +375,10 @@ class VectorMatrix:
             if not page:
                 break
             last = page[-1][0]
-            cids, upd, vecs = vm._decode(page)
+            cids, upd, vecs, blobs = vm._decode(page)
             if vm.n + len(cids) > vm.capacity:  # grew while loading: one more pass
                 return vm.n + len(cids) + count // 10
-            vm._put(cids, upd, vecs, project=False)
+            vm._put(cids, upd, vecs, blobs, project=False)
         if quantized and vm.n:
             # the axes come from the rows loaded (a strided sample of them); rows
             # added by later edits are projected on the same axes
@@ -416,6 +446,7 @@ class VectorMatrix:
         if self.quantized:
             self.codes[dst] = self.codes[src]
             self.scales[dst] = self.scales[src]
+            self.stored_scales[dst] = self.stored_scales[src]
             self.projected[dst] = self.projected[src]
         else:
             self.exact[dst] = self.exact[src]
@@ -446,9 +477,18 @@ class VectorMatrix:
         if keep < len(shortlist):
             best = np.argpartition(-approx, keep - 1)[:keep]
             shortlist = shortlist[best]
-        wanted = [int(i) for i in self.ids[shortlist]]
-        stored = read_vectors(wanted)
-        scored = []
+        held = self.stored_scales[shortlist]
+        inline = np.isfinite(held)  # pooled rows: the stored vector made again here
+        scored = [
+            (int(cid), float(np.dot(vec, q)))
+            for cid, vec in zip(
+                self.ids[shortlist[inline]],
+                chunk_vector_codec.from_codes(self.codes[shortlist[inline]], held[inline]),
+                strict=True,
+            )
+        ]
+        wanted = [int(i) for i in self.ids[shortlist[~inline]]]
+        stored = read_vectors(wanted) if wanted else {}
         for cid in wanted:
             vec = stored.get(cid)
             if vec is not None and vec.shape == q.shape and np.isfinite(vec).all():

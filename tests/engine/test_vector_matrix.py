@@ -41,12 +41,16 @@ def _clustered(rng: np.random.Generator, n: int) -> np.ndarray:
     return _unit(offset + 3 * topics[picks] + 2 * noise)
 
 
-def _fill(store: Store, vectors: np.ndarray, per_file: int = 50) -> None:
+def _fill(
+    store: Store, vectors: np.ndarray, per_file: int = 50, pooled: Sequence[bool] = ()
+) -> None:
     store.set_dims(vectors.shape[1])
     for f, start in enumerate(range(0, len(vectors), per_file)):
         part = vectors[start : start + per_file]
+        kinds = list(pooled[start : start + per_file]) or [False] * len(part)
         chunks = [
-            NewChunk(i + 1, i + 1, f"h{f}-{i}", f"text {f} {i}", v) for i, v in enumerate(part)
+            NewChunk(i + 1, i + 1, f"h{f}-{i}", f"text {f} {i}", v, pooled=kinds[i])
+            for i, v in enumerate(part)
         ]
         store.replace_file(
             path=f"memory/f{f}.md", source="memory", file_hash=f"h{f}", mtime=1.0, size=1,
@@ -99,6 +103,40 @@ def test_quantized_scan_gives_the_exact_top_k_with_exact_cosines(
         assert [cid for cid, _ in got] == [cid for cid, _ in want]
         # the exact float32 cosines of the stored vectors, not the int8 estimates
         assert got == want
+    store.close()
+
+
+def test_pooled_rows_are_rescored_from_memory_to_the_bit(
+    tmp_path: Path, quantize_small: None
+) -> None:
+    """A pooled vector's blob is int8 codes and a scale: its row keeps both, so the
+    quantized scan rescores it without reading it, with the cosine of the vector a
+    read of its blob gives, to the bit. Float32 rows beside them are still read."""
+    rng = np.random.default_rng(4)
+    store = Store(tmp_path / "index.sqlite")
+    vectors = _clustered(rng, 3000)
+    vectors[::7] *= 0.5  # codes that never reach ±127 once stored (hand-made blobs)
+    pooled = [i % 3 != 0 for i in range(3000)]  # a third of the rows float32
+    _fill(store, vectors, pooled=pooled)
+    stored = store.chunk_vectors(list(range(1, 3001)))
+    assert (
+        sum(len(b) == DIMS + 4 for (b,) in store.db.execute("select embedding from chunks")) == 2000
+    )
+    read: list[int] = []
+
+    def reader(ids: Sequence[int]) -> dict[int, np.ndarray]:
+        read.extend(ids)
+        return store.chunk_vectors(ids)
+
+    float_rows = {cid for cid in stored if not pooled[cid - 1]}
+    for q in _unit(vectors[rng.integers(0, 3000, 30)] + 0.5 * rng.standard_normal((30, DIMS))):
+        got = store.vector_search(q, 24, ["memory"], path="numpy", read_vectors=reader)
+        want = sorted(
+            ((cid, float(np.dot(v, q))) for cid, v in stored.items()), key=lambda h: (-h[1], h[0])
+        )
+        assert got == want[:24]
+    assert store.vector_matrix(["memory"]).quantized
+    assert read and set(read) <= float_rows  # only the float32 rows were read
     store.close()
 
 
