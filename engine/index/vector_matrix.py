@@ -20,7 +20,7 @@ A search ranks every row by its projection's dot product with the query's,
 keeps the best ``shortlist_size`` rows, ranks those by their int8 approximation
 of the dot product, and computes the exact float32 cosine of the best
 ``rescore_size`` of them from their stored vectors. Every cosine handed back is
-that exact one; the approximations only choose which rows are read. A pooled
+that exact one; the approximations only choose which rows are rescored. A pooled
 vector's blob is itself int8 codes and a scale: its row keeps those codes and the
 scale, so its stored vector is made again in memory, to the bit, instead of read
 (``chunk_vector_codec.from_codes``). README "Speed and memory" has the
@@ -97,9 +97,9 @@ def split_scans(enabled: bool = True) -> bool:
 
 
 def split_scans_beside_one_blas_thread() -> bool:
-    """:func:`split_scans` in a process whose numpy BLAS runs on one thread (the
-    ``memdeck`` command's: ``engine/blas.py``), the long-lived searchers (``memdeck
-    mcp``, the app) call this; True when on."""
+    """Turn :func:`split_scans` on when numpy's BLAS runs on one thread, as the
+    ``memdeck`` command sets it (``engine/blas.py``); True when on. The long-lived
+    searchers call this: ``memdeck mcp`` and the app."""
     from engine.blas import blas_threads
 
     return blas_threads() == 1 and split_scans()
