@@ -14,6 +14,7 @@ is damage (``Store.check`` reports it, the search skips it).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,50 +45,52 @@ def decode(blob: bytes, dims: int) -> np.ndarray | None:
     return rows[0] if ok[0] else None
 
 
+@dataclass(frozen=True)
+class DecodedRows:
+    """Blobs decoded together. ``vectors`` are those of the blobs of either size, in
+    order; of them, the ``compact`` ones also keep their stored ``codes`` and
+    ``scales`` (rows in the same order), from which :func:`from_codes` makes their
+    vectors again to the bit."""
+
+    ok: np.ndarray  # per blob: either size
+    vectors: np.ndarray  # (kept × dims) float32
+    compact: np.ndarray  # per kept row: an 8-bit blob
+    codes: np.ndarray  # (compact rows × dims) int8
+    scales: np.ndarray  # (compact rows) float32
+
+
 def decode_rows(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarray]:
     """(which blobs were either size, their vectors as one float32 matrix in order)."""
+    got = decode_parts(blobs, dims)
+    return got.ok, got.vectors
+
+
+def decode_parts(blobs: Sequence[bytes], dims: int) -> DecodedRows:
+    """:func:`decode_rows`, with the compact blobs' codes and scales as stored."""
     ok = np.fromiter(
         (len(b) in (dims * 4, compact_size(dims)) for b in blobs), dtype=bool, count=len(blobs)
     )
     kept = [b for b, good in zip(blobs, ok, strict=True) if good]
     out = np.empty((len(kept), dims), dtype=np.float32)
-    wide = [i for i, b in enumerate(kept) if len(b) == dims * 4]
-    narrow = [i for i, b in enumerate(kept) if len(b) != dims * 4]
-    if wide:
+    compact = np.fromiter((len(b) != dims * 4 for b in kept), dtype=bool, count=len(kept))
+    wide = np.flatnonzero(~compact)
+    narrow = np.flatnonzero(compact)
+    if len(wide):
         out[wide] = np.frombuffer(b"".join(kept[i] for i in wide), dtype=np.float32).reshape(
             len(wide), dims
         )
-    if narrow:
-        codes, scales = _compact_codes([kept[i] for i in narrow], dims)
+    codes = np.empty((0, dims), dtype=np.int8)
+    scales = np.empty(0, dtype=np.float32)
+    if len(narrow):
+        raw = np.frombuffer(b"".join(kept[i] for i in narrow), dtype=np.uint8)
+        raw = raw.reshape(len(narrow), dims + 4)
+        codes = np.ascontiguousarray(raw[:, :dims]).view(np.int8)
+        scales = np.ascontiguousarray(raw[:, dims:]).view(np.float32).reshape(-1)
         out[narrow] = from_codes(codes, scales)
-    return ok, out
-
-
-def compact_codes(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(which blobs are compact, their int8 codes, their scales), row for row: a
-    blob of another size has zero codes and a NaN scale. :func:`from_codes` of a
-    compact row gives the vector :func:`decode_rows` reads from its blob, to the bit."""
-    compact = np.fromiter(
-        (len(b) == compact_size(dims) for b in blobs), dtype=bool, count=len(blobs)
-    )
-    codes = np.zeros((len(blobs), dims), dtype=np.int8)
-    scales = np.full(len(blobs), np.nan, dtype=np.float32)
-    if compact.any():
-        codes[compact], scales[compact] = _compact_codes(
-            [b for b, c in zip(blobs, compact, strict=True) if c], dims
-        )
-    return compact, codes, scales
+    return DecodedRows(ok, out, compact, codes, scales)
 
 
 def from_codes(codes: np.ndarray, scales: np.ndarray) -> np.ndarray:
     """Compact rows' vectors from their int8 codes and scales, read back at length 1
     (each row's value depends on that row alone)."""
     return unit_rows(codes.astype(np.float32) * scales[:, None])
-
-
-def _compact_codes(blobs: Sequence[bytes], dims: int) -> tuple[np.ndarray, np.ndarray]:
-    """The int8 codes and float32 scales of compact blobs (all of them compact)."""
-    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), dims + 4)
-    codes = np.ascontiguousarray(raw[:, :dims]).view(np.int8)
-    scales = np.ascontiguousarray(raw[:, dims:]).view(np.float32).reshape(-1)
-    return codes, scales

@@ -33,6 +33,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -220,6 +221,19 @@ def principal_axes(blocks: Iterable[np.ndarray], dims: int, count: int) -> np.nd
     return np.ascontiguousarray(axes[:, ::-1][:, :count], dtype=np.float32)
 
 
+@dataclass(frozen=True)
+class _Page:
+    """Rows read from ``chunks``: ids, ``updated_at``, vectors, and which are pooled
+    with those rows' stored codes and scales (``chunk_vector_codec.DecodedRows``)."""
+
+    ids: np.ndarray
+    updated: np.ndarray
+    vectors: np.ndarray
+    compact: np.ndarray
+    codes: np.ndarray
+    scales: np.ndarray
+
+
 class VectorMatrix:
     """Stored vectors in a preallocated buffer with spare rows.
 
@@ -282,52 +296,58 @@ class VectorMatrix:
         return ",".join("?" * len(self.sources))
 
     # -- building -------------------------------------------------------------------
-    def _put(
-        self,
-        cids: np.ndarray,
-        updated: np.ndarray,
-        rows: np.ndarray,
-        blobs: Sequence[bytes],
-        *,
-        project: bool = True,
-    ) -> None:
-        """Append rows (the caller checked the capacity), projected on ``self.axes``
-        unless ``project`` is false (a load projects once it knows the axes);
-        ``blobs`` are the rows' stored blobs."""
-        at, count = self.n, len(cids)
-        self.ids[at : at + count] = cids
-        self.updated[at : at + count] = updated
+    def _put(self, page: _Page, *, project: bool = True) -> None:
+        """Append a page of rows (the caller checked the capacity), projected on
+        ``self.axes`` unless ``project`` is false (a load projects once it knows the
+        axes)."""
+        at, count = self.n, len(page.ids)
+        self.ids[at : at + count] = page.ids
+        self.updated[at : at + count] = page.updated
         if self.quantized:
-            codes, scales = _quantize(rows)
-            compact, kept, stored = chunk_vector_codec.compact_codes(blobs, self.dims)
-            if compact.any():  # a pooled vector: its own codes, and its scale kept
-                codes[compact] = kept[compact]
-                length = np.linalg.norm(kept[compact] * stored[compact, None], axis=1)
-                scales[compact] = np.where(length > 0, stored[compact] / length, 0.0)
+            codes, scales = _quantize(page.vectors)
+            stored = np.full(count, np.nan, dtype=np.float32)
+            pooled = page.compact
+            if pooled.any():  # a pooled vector: its own codes, and its scale kept
+                codes[pooled] = page.codes
+                stored[pooled] = page.scales
+                length = np.linalg.norm(page.codes * page.scales[:, None], axis=1)
+                scales[pooled] = np.where(length > 0, page.scales / length, 0.0)
             self.codes[at : at + count] = codes
             self.scales[at : at + count] = scales
             self.stored_scales[at : at + count] = stored
             if project:
                 self.projected[at : at + count] = (codes * scales[:, None]) @ self.axes
         else:
-            self.exact[at : at + count] = rows
+            self.exact[at : at + count] = page.vectors
         self.n += count
 
-    def _decode(
-        self, rows: Sequence[Sequence[Any]]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[bytes]]:
-        """(ids, updated, vectors, blobs) of the rows whose blob has this matrix's
-        size (a wrong-sized row is skipped, not fatal)."""
+    def _decode(self, rows: Sequence[Sequence[Any]]) -> _Page:
+        """The rows whose blob has this matrix's size (a wrong-sized row is skipped,
+        not fatal), and of them the pooled ones' stored codes and scales."""
         present = [r for r in rows if r[2] is not None]
-        ok, vecs = chunk_vector_codec.decode_rows([r[2] for r in present], self.dims)
-        good = [r for r, fits in zip(present, ok, strict=True) if fits]
-        cids = np.fromiter((r[0] for r in good), dtype=np.int64, count=len(good))
-        upd = np.fromiter((r[1] for r in good), dtype=np.float64, count=len(good))
-        finite = np.isfinite(vecs).all(axis=1)
-        if not finite.all():  # damaged bytes: never ranked (``Store.check`` reports them)
-            blobs = [r[2] for r, f in zip(good, finite, strict=True) if f]
-            return cids[finite], upd[finite], np.ascontiguousarray(vecs[finite]), blobs
-        return cids, upd, vecs, [r[2] for r in good]
+        got = chunk_vector_codec.decode_parts([r[2] for r in present], self.dims)
+        good = [r for r, fits in zip(present, got.ok, strict=True) if fits]
+        page = _Page(
+            np.fromiter((r[0] for r in good), dtype=np.int64, count=len(good)),
+            np.fromiter((r[1] for r in good), dtype=np.float64, count=len(good)),
+            got.vectors,
+            got.compact,
+            got.codes,
+            got.scales,
+        )
+        finite = np.isfinite(page.vectors).all(axis=1)
+        if finite.all():
+            return page
+        # damaged bytes: never ranked (``Store.check`` reports them)
+        pooled_finite = finite[page.compact]
+        return _Page(
+            page.ids[finite],
+            page.updated[finite],
+            np.ascontiguousarray(page.vectors[finite]),
+            page.compact[finite],
+            page.codes[pooled_finite],
+            page.scales[pooled_finite],
+        )
 
     @classmethod
     def load(
@@ -375,10 +395,10 @@ class VectorMatrix:
             if not page:
                 break
             last = page[-1][0]
-            cids, upd, vecs, blobs = vm._decode(page)
-            if vm.n + len(cids) > vm.capacity:  # grew while loading: one more pass
-                return vm.n + len(cids) + count // 10
-            vm._put(cids, upd, vecs, blobs, project=False)
+            got = vm._decode(page)
+            if vm.n + len(got.ids) > vm.capacity:  # grew while loading: one more pass
+                return vm.n + len(got.ids) + count // 10
+            vm._put(got, project=False)
         if quantized and vm.n:
             # the axes come from the rows loaded (a strided sample of them); rows
             # added by later edits are projected on the same axes
@@ -434,7 +454,7 @@ class VectorMatrix:
             part = [int(i) for i in added[start : start + 500]]
             marks = ",".join("?" * len(part))
             got = rows(f"select id, updated_at, embedding from chunks where id in ({marks})", part)
-            self._put(*self._decode(got))
+            self._put(self._decode(got))
         self.key = key
         return True
 

@@ -140,6 +140,32 @@ def test_pooled_rows_are_rescored_from_memory_to_the_bit(
     store.close()
 
 
+def test_a_damaged_pooled_row_is_left_out_and_the_others_keep_their_codes(
+    tmp_path: Path, quantize_small: None
+) -> None:
+    """A pooled blob whose scale is not a number decodes to no vector: the matrix
+    skips it, and the pooled rows after it in the same page keep their own codes
+    and scales (each still rescored to the bit)."""
+    rng = np.random.default_rng(6)
+    store = Store(tmp_path / "index.sqlite")
+    vectors = _clustered(rng, 1000)
+    _fill(store, vectors, pooled=[True] * 1000)
+    blob = bytes(store.db.scalar("select embedding from chunks where id = 7"))
+    nan = np.array([np.nan], dtype=np.float32).tobytes()
+    store.db.execute("update chunks set embedding = ? where id = 7", (blob[:-4] + nan,))
+    stored = store.chunk_vectors(list(range(1, 1001)))
+    assert 7 not in stored and len(stored) == 999
+    matrix = store.vector_matrix(["memory"])
+    assert matrix.quantized and matrix.n == 999 and 7 not in matrix.ids[: matrix.n]
+    for q in _unit(vectors[rng.integers(0, 1000, 20)] + 0.5 * rng.standard_normal((20, DIMS))):
+        got = store.vector_search(q, 24, ["memory"], path="numpy")
+        want = sorted(
+            ((c, float(np.dot(v, q))) for c, v in stored.items()), key=lambda h: (-h[1], h[0])
+        )
+        assert got == want[:24]
+    store.close()
+
+
 def test_rescoring_decides_what_int8_cannot_tell_apart(
     tmp_path: Path, quantize_small: None
 ) -> None:
