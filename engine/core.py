@@ -39,7 +39,7 @@ from engine.index.indexer import (
     memory_source_files,
 )
 from engine.index.line_vectors import lines_setting, space_key
-from engine.index.pooled_chunks import pools_chunks
+from engine.index.pooled_chunks import fingerprint_pools, pools_chunks
 from engine.index.store import PAGE_SIZE, Store, page_size_for
 from engine.index.store_checks import CheckLevel
 from engine.memory.recall import MAX_EVENTS, MAX_SEARCHES
@@ -868,7 +868,7 @@ class Engine(IndexRepair):
             unit_vectors=lines.on,
             unit_vectors_reason=lines.reason,
             # what the index holds (before the rebuild a new rule asks for: the old kind)
-            chunk_vectors_pooled="chunk_vectors" in (stored_fp or fp),
+            chunk_vectors_pooled=fingerprint_pools(stored_fp or fp),
             units_missing=self._units_missing() if lines.on and load_provider else None,
             debris_removed=tuple(p.name for p in self.debris_removed),
             warnings=tuple(self.settings.warnings)

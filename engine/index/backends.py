@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from engine.index.db import DatabaseError
 from engine.index.index_store import IndexStore
 from engine.index.lock import LockGrant, writer_lock
+from engine.index.pooled_chunks import fingerprint_pools
 from engine.index.sqlite_files import (
     clean_debris,
     copy_into,
@@ -148,7 +149,7 @@ class SqliteBackend:
         new = self.new_store(tmp, False)
         try:
             # a rebuild that pools its chunk vectors has no use for the old file's
-            new.copy_cache_from(self.path, chunk_vectors="chunk_vectors" not in fingerprint)
+            new.copy_cache_from(self.path, chunk_vectors=not fingerprint_pools(fingerprint))
             new.recode_line_vectors()  # older unit matrices in today's smaller layout
             done = build(new)
             new.set_fingerprint(fingerprint)

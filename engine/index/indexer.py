@@ -36,7 +36,12 @@ from engine.index.line_vectors import (
     space_key,
     units_with_chunks,
 )
-from engine.index.pooled_chunks import CHUNK_POOLING, embed_pooled_chunks, pools_chunks
+from engine.index.pooled_chunks import (
+    CHUNK_POOLING,
+    FINGERPRINT_KEY,
+    embed_pooled_chunks,
+    pools_chunks,
+)
 from engine.index.store import SCHEMA_VERSION, FileRecord, NewChunk
 from engine.workspace.files import (
     MAX_INDEX_BYTES,
@@ -128,7 +133,7 @@ def index_fingerprint(
         fp.update(provider.fingerprint())
         fp["dims"] = provider.dims if dims_known else None
         if pools_chunks(provider, ms.store.line_vectors):  # absent otherwise: older indexes stay
-            fp["chunk_vectors"] = CHUNK_POOLING
+            fp[FINGERPRINT_KEY] = CHUNK_POOLING
     return fp
 
 

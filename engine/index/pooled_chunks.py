@@ -22,9 +22,9 @@ It is not the model's vector of the chunk's text, so:
 * a chunk without units (only headings, say) is embedded as a whole.
 
 A heading is no unit, so it is not part of the pooled vector; keyword search
-still finds its words. Cranfield, the names benchmark and the off-topic queries rank
-as with the model's chunk vector, LoCoMo 5–9 half a point higher and 0–4's hit@6 0.4
-point lower (``docs/benchmarks/2026-11-29-pooled-chunks.md``).
+still finds its words. With κ fitted again for these vectors, every LoCoMo measure is
+within 0.2 point of the model's chunk vectors or better
+(``docs/benchmarks/2026-11-29-pooled-chunks.md``, ``2026-11-29-kappa.md``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,13 @@ from engine.index.line_vectors import lines_setting, unit_spans, units_with_chun
 
 #: the pooling rule, part of the index fingerprint (another rule rebuilds the index)
 CHUNK_POOLING = "unit-mean-1"
+#: the fingerprint's key for it, absent from an index whose chunk vectors are the model's
+FINGERPRINT_KEY = "chunk_vectors"
+
+
+def fingerprint_pools(fingerprint: Mapping[str, object]) -> bool:
+    """Whether an index with this fingerprint holds pooled chunk vectors."""
+    return FINGERPRINT_KEY in fingerprint
 
 
 def pools_chunks(provider: EmbeddingProvider | None, wanted: bool | None) -> bool:
